@@ -1,0 +1,25 @@
+"""The ``fuse`` and ``sam`` dialects, defined in IRDL and loaded into MLIR contexts.
+
+``load_dialects(ctx)`` is the one loader: every context FuseFlow creates goes through it.
+"""
+
+from importlib import resources
+
+from fuseflow import mlir
+
+DIALECT_FILES = ("fuse.irdl.mlir", "sam.irdl.mlir")
+_LOADED_ATTR = "_fuseflow_dialects_loaded"
+
+
+def irdl_source(name: str) -> str:
+    """The IRDL text of one of our dialect files."""
+    return resources.files(__package__).joinpath(name).read_text()
+
+
+def load_dialects(ctx: "mlir.Context") -> None:
+    """Registers the ``fuse`` and ``sam`` dialects in ``ctx`` (idempotent per context)."""
+    if ctx.is_registered_operation("sam.graph"):
+        return
+    with ctx, mlir.Location.unknown():
+        for name in DIALECT_FILES:
+            mlir.irdl.load_dialects(mlir.Module.parse(irdl_source(name)))

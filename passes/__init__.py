@@ -1,0 +1,1 @@
+"""FuseFlow passes: one pass per module, registered in :mod:`fuseflow.passes.registry`."""

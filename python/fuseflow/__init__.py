@@ -1,0 +1,1 @@
+"""FuseFlow: cross-expression fusion of sparse ML models onto streaming dataflow hardware."""

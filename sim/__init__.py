@@ -1,0 +1,1 @@
+"""The FuseFlow simulator: fibertree formats, streaming blocks and cycle-accurate engines."""

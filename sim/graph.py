@@ -1,0 +1,105 @@
+"""The block graph: the simulator's plain-data view of one ``sam.graph``.
+
+Engines run a :class:`BlockGraph`; they never see MLIR. The loader
+(:mod:`fuseflow.sim.loader`) builds one from a ``sam.graph`` op, giving every stream a
+channel with exactly one producer and at most one consumer: an SSA stream with several
+uses becomes a ``broadcast`` block, and a result nobody uses is a channel with no consumer
+(its tokens are produced, counted, and dropped).
+
+Block kinds and their channels (inputs -> outputs), with ``attrs``:
+
+============  =====================================  ==========================================
+kind          channels                               attrs
+============  =====================================  ==========================================
+root          -> ref
+scan          ref -> crd, ref                        tensor (input index or None), level,
+                                                     format ('dense'|'compressed'|'singleton'),
+                                                     size (dense levels)
+locate        crd, ref -> ref, crd                   tensor, level, size
+repsiggen     crd -> repsig
+repeat        ref|val, repsig -> ref|val
+intersect     crd*n, ref*m -> crd, ref*m             ref_groups (refs per crd input, sums to m)
+union         crd*n, ref*m -> crd, ref*m             ref_groups
+array         ref -> val                             tensor
+alu           val [, val] -> val                     op, scalar (float or None)
+reduce        val -> val                             kind ('sum'|'max')
+spacc         crd*n, val -> crd*n, val               order (= n)
+crddrop       inner crd, outer crd -> inner, outer
+crdhold       inner crd, outer crd -> inner, outer
+level_write   crd ->                                 result, level
+value_write   val ->                                 result
+fork          x -> x*lanes
+join          x*lanes -> x
+broadcast     x -> x*n
+============  =====================================  ==========================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+BLOCK_KINDS = (
+    "root", "scan", "locate", "repsiggen", "repeat", "intersect", "union", "array", "alu",
+    "reduce", "spacc", "crddrop", "crdhold", "level_write", "value_write", "fork", "join",
+    "broadcast",
+)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One streaming primitive instance."""
+
+    name: str
+    kind: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    loc: str = ""
+
+    def __post_init__(self):
+        if self.kind not in BLOCK_KINDS:
+            raise ValueError(f"unknown block kind '{self.kind}'; valid kinds: {', '.join(BLOCK_KINDS)}")
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """The declared format of one graph result."""
+
+    shape: tuple[int, ...]
+    formats: tuple[str, ...]          # per storage level: 'dense' | 'compressed' | 'singleton'
+    dim_order: tuple[int, ...]        # storage level -> dimension (identity for row-major)
+
+
+@dataclass
+class BlockGraph:
+    """A kernel's dataflow graph: blocks, channels, and its outputs' formats."""
+
+    blocks: list[Block]
+    outputs: list[OutputSpec]
+    name: str = "kernel"
+
+    def producers(self) -> dict[str, Block]:
+        """Channel -> the block producing it."""
+        return {ch: b for b in self.blocks for ch in b.outputs}
+
+    def consumers(self) -> dict[str, Block]:
+        """Channel -> the block consuming it (absent for dropped channels)."""
+        return {ch: b for b in self.blocks for ch in b.inputs}
+
+    def validate(self) -> None:
+        """Checks one producer per channel, at most one consumer, and no dangling inputs."""
+        produced: dict[str, str] = {}
+        for b in self.blocks:
+            for ch in b.outputs:
+                if ch in produced:
+                    raise ValueError(f"channel '{ch}' produced by both '{produced[ch]}' and '{b.name}'")
+                produced[ch] = b.name
+        consumed: dict[str, str] = {}
+        for b in self.blocks:
+            for ch in b.inputs:
+                if ch not in produced:
+                    raise ValueError(f"block '{b.name}' reads channel '{ch}' that no block produces")
+                if ch in consumed:
+                    raise ValueError(f"channel '{ch}' consumed by both '{consumed[ch]}' and '{b.name}'")
+                consumed[ch] = b.name
