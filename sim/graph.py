@@ -37,7 +37,10 @@ broadcast     x -> x*n
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fuseflow.sim.formats import TensorFormat
 
 BLOCK_KINDS = (
     "root", "scan", "locate", "repsiggen", "repeat", "intersect", "union", "array", "alu",
@@ -62,21 +65,12 @@ class Block:
             raise ValueError(f"unknown block kind '{self.kind}'; valid kinds: {', '.join(BLOCK_KINDS)}")
 
 
-@dataclass(frozen=True)
-class OutputSpec:
-    """The declared format of one graph result."""
-
-    shape: tuple[int, ...]
-    formats: tuple[str, ...]          # per storage level: 'dense' | 'compressed' | 'singleton'
-    dim_order: tuple[int, ...]        # storage level -> dimension (identity for row-major)
-
-
 @dataclass
 class BlockGraph:
     """A kernel's dataflow graph: blocks, channels, and its outputs' formats."""
 
     blocks: list[Block]
-    outputs: list[OutputSpec]
+    outputs: list["TensorFormat"]     # declared format of each graph result (sim.formats)
     name: str = "kernel"
 
     def producers(self) -> dict[str, Block]:
