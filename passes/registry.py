@@ -33,7 +33,6 @@ def _entry(argument: str, stem: str, class_name: str) -> PassEntry:
 PASSES: dict[str, PassEntry] = {
     e.argument: e
     for e in (
-        _entry("fuseflow-normalize", "normalize", "NormalizePass"),
         _entry("fuseflow-partition", "partition", "PartitionPass"),
         _entry("fuseflow-lower-to-sam", "lower_to_sam", "LowerToSamPass"),
         _entry("fuseflow-verify-kernels", "verify_kernels", "VerifyKernelsPass"),
@@ -43,6 +42,8 @@ PASSES: dict[str, PassEntry] = {
 
 # Named phase pipelines, each closed by a verify pass.
 PIPELINES: dict[str, str] = {
+    # Upstream clean-up that puts every linalg op in generic form.
+    "fuseflow-normalize": "func.func(linalg-generalize-named-ops),canonicalize,cse",
     "fuseflow-to-kernels": "fuseflow-normalize,fuseflow-partition,fuseflow-verify-kernels",
     "fuseflow-to-dataflow": "fuseflow-normalize,fuseflow-partition,fuseflow-verify-kernels,"
                             "fuseflow-lower-to-sam,sam-verify",

@@ -54,9 +54,10 @@ def import_torch(model, example_inputs):
     """Imports ``model`` applied to ``example_inputs`` with torch-mlir's FX importer.
 
     Returns the module lowered to linalg-on-tensors with ``#sparse_tensor.encoding`` on sparse
-    operands, as printed text (the importer owns its own context).
+    operands, as printed text with source locations (the importer owns its own context).
     """
     from torch_mlir import fx
 
     module = fx.export_and_import(model, *example_inputs, output_type="linalg-on-tensors")
-    return str(module)
+    # Keep the model's source locations through the text hop into our context.
+    return module.operation.get_asm(enable_debug_info=True)

@@ -143,7 +143,7 @@ class Pipeline:
             for step in self.steps:
                 if isinstance(step, Pass):
                     pm.add(step, name=type(step).__name__, argument=step.ARGUMENT,
-                           description=step.summary(), op_name="builtin.module")
+                           description=step.summary())
                 else:
                     try:
                         pm.add(step)

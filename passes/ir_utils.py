@@ -1,0 +1,70 @@
+"""Small helpers over the MLIR Python bindings shared by the passes."""
+
+from __future__ import annotations
+
+from fuseflow import mlir
+
+
+def op_of(op) -> "mlir.Operation":
+    """The generic Operation behind an OpView or Operation."""
+    return op.operation if hasattr(op, "operation") else op
+
+
+def walk_nested(op) -> list:
+    """All operations nested in ``op``'s regions, pre-order (excluding ``op``)."""
+    found = []
+    for region in op_of(op).regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                found.append(op_of(inner))
+                found.extend(walk_nested(inner))
+    return found
+
+
+def funcs(module_op) -> list:
+    """The ``func.func`` ops of a module."""
+    return [op_of(o) for o in module_op.regions[0].blocks[0].operations if op_of(o).name == "func.func"]
+
+
+def defining_op(value):
+    """The op defining ``value``, or None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, mlir.Block):
+        return None
+    return op_of(owner)
+
+
+def is_fill(op) -> bool:
+    """A ``linalg.fill`` or a generalized fill: a generic with no tensor inputs yielding its scalar."""
+    op = op_of(op)
+    if op.name == "linalg.fill":
+        return True
+    if op.name != "linalg.generic":
+        return False
+    ins = list(op.operands)[: _num_inputs(op)]
+    if any(isinstance(v.type, mlir.RankedTensorType) for v in ins):
+        return False
+    body = op.regions[0].blocks[0]
+    ops = list(body.operations)
+    return len(ops) == 1 and ops[0].name == "linalg.yield"
+
+
+def _num_inputs(op) -> int:
+    segs = op.attributes["operandSegmentSizes"]
+    return mlir.DenseI32ArrayAttr(segs)[0]
+
+
+def generic_inputs(op) -> list:
+    """The ``ins`` operands of a linalg structured op."""
+    return list(op_of(op).operands)[: _num_inputs(op)]
+
+
+def generic_outputs(op) -> list:
+    """The ``outs`` operands of a linalg structured op."""
+    return list(op_of(op).operands)[_num_inputs(op):]
+
+
+def is_trivial_producer(op) -> bool:
+    """Ops cloned into every kernel that uses them instead of becoming kernel inputs."""
+    op = op_of(op)
+    return op.name in ("arith.constant", "tensor.empty", "bufferization.alloc_tensor") or is_fill(op)
