@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from fuseflow import mlir
 
+# IRDL cannot declare terminators; container bodies end in this upstream parent-agnostic one.
+TERMINATOR = "gpu.yield"
 MAX_INPUTS = 32
 MAX_RESULTS = 8
 
@@ -35,7 +37,7 @@ def create_container(name: str, inputs, result_types, attributes: dict | None = 
     """Creates a ``fuse.kernel`` or ``sam.graph`` (``name``) with one empty body block.
 
     Must be called with an insertion point set. Returns ``(op, block)``; the block's arguments
-    mirror ``inputs``. The caller appends the body and its ``tosa.yield`` terminator.
+    mirror ``inputs``. The caller appends the body and its :data:`TERMINATOR`.
     """
     attrs = dict(attributes or {})
     attrs.update(segment_attrs(len(inputs), len(result_types), name))

@@ -1,7 +1,8 @@
 // The `fuse` dialect: kernels of linalg ops that are fused into one dataflow graph.
 //
 // IRDL in the bundled MLIR cannot give an op the terminator trait, so a kernel body ends in
-// the upstream `tosa.yield` (a parent-agnostic, return-like terminator). The Python verifier
+// the upstream `gpu.yield` (a parent-agnostic, return-like terminator whose
+// operand list may be empty and still round-trips). The Python verifier
 // in dialects/verify.py checks that it yields exactly the kernel's result types.
 irdl.dialect @fuse {
   // A kernel: inputs are tensors captured from outside, results are the tensors its body

@@ -3,7 +3,7 @@
 // Streams are SSA values of the stream types below; a stream with several uses is
 // broadcast to every consumer. A `sam.graph` holds one kernel's dataflow graph: its block
 // arguments are the kernel's input tensors and its results are filled by the level and
-// value writers (attribute `result`). Like `fuse.kernel`, the body ends in `tosa.yield`
+// value writers (attribute `result`). Like `fuse.kernel`, the body ends in `gpu.yield`
 // (IRDL cannot declare terminators); dialects/verify.py checks what IRDL cannot say.
 irdl.dialect @sam {
   // Stream of references (positions into a tensor level).

@@ -11,7 +11,7 @@ After::
     ^bb0(%a: ..., %b: ...):
       %init = linalg.generic {...} ins(%cst : f32) ...   // fills and constants are cloned in
       %1 = linalg.generic {...} ins(%a, %b : ...) outs(%init : ...)
-      tosa.yield %1 : tensor<4x3xf32>
+      gpu.yield %1 : tensor<4x3xf32>
     }) : (...) -> tensor<4x3xf32>
     %k2 = "fuse.kernel"(%k1) ({ ... })
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuseflow import mlir
-from fuseflow.dialects.builders import CapacityError, create_container
+from fuseflow.dialects.builders import TERMINATOR, CapacityError, create_container
 from fuseflow.passes.base import ChoiceEnum, Pass, emit_error
 from fuseflow.passes.ir_utils import defining_op, funcs, is_trivial_producer, op_of, walk_nested
 
@@ -136,7 +136,7 @@ def outline(group: list, name: str):
             if not inside(user):
                 user.operands[use.operand_number] = kernel.results[index]
     with mlir.InsertionPoint(block), kernel.location:
-        terminator = mlir.Operation.create("tosa.yield", operands=outputs)
+        terminator = mlir.Operation.create(TERMINATOR, operands=outputs)
     mapping = {v: block.arguments[i] for i, v in enumerate(inputs)}
     with mlir.InsertionPoint(op_of(terminator)):
         for producer in clones:

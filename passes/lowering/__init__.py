@@ -1,0 +1,1 @@
+"""Lowering of fused kernels to SAM dataflow graphs: index notation, dataflow order, graph building."""

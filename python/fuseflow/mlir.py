@@ -5,7 +5,7 @@ names re-exported here, so a change of MLIR distribution touches one file.
 """
 
 from torch_mlir import ir, passmanager
-from torch_mlir.dialects import arith, func, irdl, linalg, math, sparse_tensor, tensor, tosa
+from torch_mlir.dialects import arith, func, irdl, linalg, math, sparse_tensor, tensor
 from torch_mlir.ir import (
     Attribute,
     Block,
@@ -37,7 +37,7 @@ __all__ = [
     "F32Type", "F64Type", "FloatAttr", "FunctionType", "InsertionPoint", "IntegerAttr",
     "IntegerType", "Location", "MLIRError", "Module", "OpView", "Operation", "PassManager",
     "RankedTensorType", "StringAttr", "Type", "Value", "arith", "func", "import_torch",
-    "ir", "irdl", "linalg", "math", "new_context", "passmanager", "sparse_tensor", "tensor", "tosa",
+    "ir", "irdl", "linalg", "math", "new_context", "passmanager", "sparse_tensor", "tensor",
 ]
 
 
