@@ -231,9 +231,12 @@ irdl.dialect @sam {
   // Level writer: builds level `level` of graph result `result` from a coordinate stream.
   irdl.operation @level_write {
     %crd = irdl.parametric @sam::@crd<>
-    %int = irdl.base "#builtin.integer"
+    // One variable per attribute: IRDL binds a variable to a single value per op, so a shared
+    // one would force `result == level`.
+    %result = irdl.base "#builtin.integer"
+    %level = irdl.base "#builtin.integer"
     irdl.operands(crd: %crd)
-    irdl.attributes { "result" = %int, "level" = %int }
+    irdl.attributes { "result" = %result, "level" = %level }
   }
 
   // Value writer: the values of graph result `result`.
