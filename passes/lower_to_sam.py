@@ -104,7 +104,8 @@ def lower_kernel(kernel, order_option: tuple[str, ...] = ()):
     with mlir.InsertionPoint(kernel):
         graph, gblock = create_container(
             "sam.graph", inputs, [r.type for r in kernel.results],
-            {"fuseflow.einsum": mlir.StringAttr.get(str(einsum)),
+            {"name": kernel.attributes["name"] if "name" in kernel.attributes else mlir.StringAttr.get("graph"),
+             "fuseflow.einsum": mlir.StringAttr.get(str(einsum)),
              "fuseflow.order": mlir.ir.ArrayAttr.get([mlir.StringAttr.get(v) for v in order])},
             loc=kernel.location)
     with mlir.InsertionPoint(gblock):

@@ -1,1 +1,27 @@
-"""FuseFlow: cross-expression fusion of sparse ML models onto streaming dataflow hardware."""
+"""FuseFlow: cross-expression fusion of sparse ML models onto streaming dataflow hardware.
+
+>>> compiled = fuseflow.compile(model, example_inputs, schedule=fuseflow.Schedule())
+>>> result = compiled.simulate(*inputs, arch=fuseflow.Arch())
+>>> result.outputs, result.cycles, result.stats
+
+The public names are imported lazily so that tools such as ``fuseflow-opt`` load only
+what they use.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "compile": "fuseflow.compiler",
+    "CompiledModel": "fuseflow.compiler",
+    "Schedule": "fuseflow.compiler",
+    "SimulationResult": "fuseflow.compiler",
+    "Arch": "fuseflow.sim.arch",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'fuseflow' has no attribute '{name}'")

@@ -1,0 +1,129 @@
+"""The public compile API: ``fuseflow.compile`` → :class:`CompiledModel` → simulation results."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import torch
+
+from fuseflow import mlir
+from fuseflow.frontend import declare_formats, import_model
+from fuseflow.passes.base import ChoiceEnum
+from fuseflow.passes.lower_to_sam import LowerToSamPass
+from fuseflow.passes.partition import PartitionMode
+from fuseflow.pipeline import Pipeline
+from fuseflow.runtime import ModuleRun, run_module
+from fuseflow.sim.arch import Arch
+from fuseflow.sim.formats import FiberTree
+
+log = logging.getLogger(__name__)
+
+
+class Level(ChoiceEnum):
+    """IR levels a compiled model keeps."""
+
+    LINALG = "linalg"
+    KERNELS = "kernels"
+    SAM = "sam"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How to compile a model: fusion granularity, dataflow order, declared input formats.
+
+    ``fusion``: 'unfused' (one kernel per linalg op) or 'full' (one kernel).
+    ``order``: dataflow order as loop names (``('d0', 'd2', 'd1')``); default: the order rule.
+    ``formats``: input name → format ('csr', 'csc', 'coo', 'dcsr', 'dense', 'bsr:<b>',
+    'sparse_vector'); declares a dense model input or parameter sparse.
+    """
+
+    fusion: str = "unfused"
+    order: tuple[str, ...] = ()
+    formats: dict[str, str] = field(default_factory=dict)
+
+    def kernel_pipeline(self) -> str:
+        """The pipeline from imported linalg to fuse.kernel regions."""
+        mode = PartitionMode.parse(self.fusion, "Schedule.fusion")
+        return f"builtin.module(fuseflow-normalize,fuseflow-partition{{mode={mode.value}}}," \
+               "fuseflow-verify-kernels)"
+
+    def dataflow_pipeline(self) -> str:
+        """The pipeline from fuse.kernel regions to sam.graph dataflow graphs."""
+        lower = LowerToSamPass(order=tuple(self.order)).pipeline_text()
+        return f"builtin.module({lower},sam-verify)"
+
+
+@dataclass
+class SimulationResult:
+    """Outputs as torch tensors, total cycles (sum over kernels) and per-kernel statistics."""
+
+    outputs: list[torch.Tensor]
+    cycles: int
+    run: ModuleRun
+
+    @property
+    def stats(self) -> dict:
+        """Per-kernel statistics: cycles and per-block stats."""
+        return {k.name: k.result for k in self.run.kernels}
+
+    @property
+    def output(self) -> torch.Tensor:
+        """The single output (for one-output models)."""
+        if len(self.outputs) != 1:
+            raise ValueError(f"model has {len(self.outputs)} outputs; use .outputs")
+        return self.outputs[0]
+
+
+class CompiledModel:
+    """A model compiled to SAM dataflow graphs; keeps the IR of every level."""
+
+    def __init__(self, levels: dict[str, str], module: "mlir.Module", input_names: list[str],
+                 bound_params: list[torch.Tensor], schedule: Schedule):
+        self._levels = levels
+        self.module = module
+        self.input_names = input_names
+        self.params = bound_params
+        self.schedule = schedule
+
+    def mlir(self, level: str = "sam") -> str:
+        """The IR at ``level`` ('linalg', 'kernels', 'sam')."""
+        return self._levels[Level.parse(level, "IR level").value]
+
+    def simulate(self, *inputs, arch: Arch | None = None, engine: str = "reference",
+                 trace: bool = False) -> SimulationResult:
+        """Simulates the compiled graphs on ``inputs`` (torch tensors, dense or sparse)."""
+        tensors = list(inputs) + list(self.params)
+        if len(tensors) != len(self.input_names):
+            raise ValueError(f"expected {len(self.input_names) - len(self.params)} inputs, "
+                             f"got {len(inputs)}")
+        trees = [FiberTree.from_torch(t.detach() if isinstance(t, torch.Tensor) else torch.as_tensor(t))
+                 for t in tensors]
+        run = run_module(self.module, trees, arch=arch, engine=engine, trace=trace)
+        outputs = [torch.from_numpy(t.to_dense()) for t in run.outputs]
+        return SimulationResult(outputs, run.cycles, run)
+
+
+def compile(model, example_inputs=(), schedule: Schedule | None = None) -> CompiledModel:
+    """Compiles a ``torch.nn.Module`` (with example inputs) or MLIR text to SAM graphs."""
+    schedule = schedule or Schedule()
+    ctx = mlir.new_context()
+    if isinstance(model, str):
+        text, names, params = model, None, []
+    else:
+        imported = import_model(model, example_inputs)
+        text, names, params = imported.text, imported.input_names, imported.param_values
+    with ctx:
+        module = mlir.Module.parse(text)
+        fn = next(op for op in module.body.operations if op.operation.name == "func.func")
+        if names is None:
+            names = [f"arg{i}" for i in range(len(fn.regions[0].blocks[0].arguments))]
+        if schedule.formats:
+            declare_formats(module, names, schedule.formats)
+        levels = {"linalg": str(module)}
+        Pipeline.parse(schedule.kernel_pipeline()).run(module)
+        levels["kernels"] = str(module)
+        Pipeline.parse(schedule.dataflow_pipeline()).run(module)
+        levels["sam"] = str(module)
+    log.debug("compiled %s with %s", type(model).__name__, schedule)
+    return CompiledModel(levels, module, names, params, schedule)

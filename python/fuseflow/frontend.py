@@ -1,0 +1,115 @@
+"""The PyTorch frontend: imports a module with torch-mlir and declares input formats.
+
+Parameters and buffers become function inputs (after the forward arguments), so weights are
+bound at simulation time like any tensor and can be declared sparse without changing the
+model. Formats are declared per input name: a forward argument's name or a parameter's
+qualified name (``encoder.weight``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import torch
+
+from fuseflow import mlir
+
+FORMAT_ENCODINGS = {
+    "dense": None,
+    "csr": "map = (d0, d1) -> (d0 : dense, d1 : compressed)",
+    "csc": "map = (d0, d1) -> (d1 : dense, d0 : compressed)",
+    "dcsr": "map = (d0, d1) -> (d0 : compressed, d1 : compressed)",
+    "coo": "map = (d0, d1) -> (d0 : compressed(nonunique), d1 : singleton)",
+    "sparse_vector": "map = (d0) -> (d0 : compressed)",
+}
+
+
+class FrontendError(ValueError):
+    """A model or declaration the frontend cannot import; the message names the problem."""
+
+
+@dataclass
+class ImportedModel:
+    """A model imported to linalg: MLIR text, the input names in function-argument order."""
+
+    text: str
+    input_names: list[str]
+    param_values: list[torch.Tensor]
+
+
+class _Functional(torch.nn.Module):
+    """Calls ``model`` with its parameters and buffers passed as explicit inputs."""
+
+    def __init__(self, model: torch.nn.Module, names: list[str]):
+        super().__init__()
+        self.model = model
+        self.names = names
+
+    def forward(self, *args):
+        n = len(args) - len(self.names)
+        state = dict(zip(self.names, args[n:]))
+        return torch.func.functional_call(self.model, state, tuple(args[:n]))
+
+
+def forward_arg_names(model: torch.nn.Module, count: int) -> list[str]:
+    """The names of the first ``count`` parameters of ``model.forward``."""
+    params = [p for p in inspect.signature(model.forward).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in params[:count]]
+    return names + [f"arg{i}" for i in range(len(names), count)]
+
+
+def import_model(model: torch.nn.Module, example_inputs) -> ImportedModel:
+    """Imports ``model(*example_inputs)`` with parameters lifted to inputs."""
+    state = dict(model.named_parameters())
+    state.update(dict(model.named_buffers()))
+    names = list(state)
+    values = [state[n].detach() for n in names]
+    wrapped = _Functional(model, names).eval()
+    text = mlir.import_torch(wrapped, tuple(example_inputs) + tuple(values))
+    arg_names = forward_arg_names(model, len(example_inputs)) + names
+    return ImportedModel(text, arg_names, values)
+
+
+def encoding_for(fmt: str, rank: int, what: str) -> str | None:
+    """The ``#sparse_tensor.encoding`` body for a named format; errors list valid formats."""
+    if fmt.startswith("bsr"):
+        _, _, block = fmt.partition(":")
+        if rank != 2 or not block.isdigit():
+            raise FrontendError(f"{what}: format 'bsr:<block>' needs a matrix and an integer block")
+        b = int(block)
+        return (f"map = (d0, d1) -> (d0 floordiv {b} : dense, d1 floordiv {b} : compressed, "
+                f"d0 mod {b} : dense, d1 mod {b} : dense)")
+    if fmt not in FORMAT_ENCODINGS:
+        valid = ", ".join(list(FORMAT_ENCODINGS) + ["bsr:<block>"])
+        raise FrontendError(f"{what}: unknown format '{fmt}'; valid formats: {valid}")
+    enc = FORMAT_ENCODINGS[fmt]
+    expected_rank = 1 if fmt == "sparse_vector" else 2
+    if enc is not None and rank != expected_rank:
+        raise FrontendError(f"{what}: format '{fmt}' needs a rank-{expected_rank} tensor, "
+                            f"got rank {rank}")
+    return enc
+
+
+def declare_formats(module: "mlir.Module", input_names: list[str], formats: dict[str, str]) -> None:
+    """Re-types the named function inputs of ``@main`` with the declared sparse formats."""
+    fn = next(op for op in module.body.operations if op.operation.name == "func.func")
+    entry = fn.regions[0].blocks[0]
+    unknown = [n for n in formats if n not in input_names]
+    if unknown:
+        raise FrontendError(f"cannot declare formats of unknown inputs {unknown}; inputs are: "
+                            f"{', '.join(input_names)}")
+    for name, fmt in formats.items():
+        arg = entry.arguments[input_names.index(name)]
+        rt = mlir.RankedTensorType(arg.type)
+        enc = encoding_for(fmt, rt.rank, f"input '{name}'")
+        if enc is None:
+            continue
+        shape = "x".join(str(d) for d in rt.shape)
+        new_type = mlir.Type.parse(f"tensor<{shape}x{rt.element_type}, "
+                                   f"#sparse_tensor.encoding<{{ {enc} }}>>")
+        arg.set_type(new_type)
+    ftype = mlir.FunctionType(mlir.ir.TypeAttr(fn.attributes["function_type"]).value)
+    fn.attributes["function_type"] = mlir.ir.TypeAttr.get(mlir.FunctionType.get(
+        [a.type for a in entry.arguments], list(ftype.results)))
