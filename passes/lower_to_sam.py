@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from fuseflow import mlir
 from fuseflow.dialects.builders import TERMINATOR, create_container
-from fuseflow.passes.base import Pass, emit_error
+from fuseflow.passes.base import Pass, PassFailure, emit_error
 from fuseflow.passes.ir_utils import defining_op, funcs, is_trivial_producer, op_of, walk_nested
 from fuseflow.passes.lowering.builder import GraphBuilder
 from fuseflow.passes.lowering.einsum import LoweringError, extract_einsum
@@ -57,7 +57,7 @@ class LowerToSamPass(Pass):
                         emit_error(err.loc, str(err))
                         failed = True
         if failed:
-            raise emit_error(module, "fuseflow-lower-to-sam failed")
+            raise PassFailure("fuseflow-lower-to-sam: see the located errors")
 
 
 def _kernel_compute(kernel):

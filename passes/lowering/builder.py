@@ -72,7 +72,7 @@ class GraphBuilder:
     def alu(self, kind: str, lhs, rhs=None, scalar: float | None = None):
         attrs = {"op": mlir.StringAttr.get(kind)}
         if scalar is not None:
-            attrs["scalar"] = mlir.FloatAttr.get(mlir.F32Type.get(), scalar)
+            attrs["scalar"] = mlir.FloatAttr.get(mlir.F32Type.get(), scalar, loc=self.loc)
         operands = [lhs] if rhs is None else [lhs, rhs]
         return self._op("sam.alu", operands, [self.val_t], attrs).results[0]
 

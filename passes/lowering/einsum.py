@@ -204,7 +204,9 @@ def extract_einsum(generic, arg_index: dict, result_type, var_prefix: str = "") 
         for i, arg in enumerate(args[: len(ins)]):
             if value == arg:
                 leaf = leaf_for_arg[i]
-                return leaf if isinstance(leaf, Const) else use_of(i)
+                # One body value is one use: all its occurrences share its streams.
+                values[value] = leaf if isinstance(leaf, Const) else use_of(i)
+                return values[value]
         if value == out_arg:
             return OUT
         const = _float_const(value)
@@ -227,7 +229,7 @@ def extract_einsum(generic, arg_index: dict, result_type, var_prefix: str = "") 
         elif name in UNARY_OPS:
             values[body_op.results[0]] = Op(UNARY_OPS[name], (expr_of(operands[0]),))
         elif name == "arith.cmpf":
-            values[body_op.results[0]] = _Cmp(str(body_op.attributes["predicate"]),
+            values[body_op.results[0]] = _Cmp(_predicate(body_op.attributes["predicate"]),
                                               expr_of(operands[0]), expr_of(operands[1]))
         elif name == "arith.select":
             values[body_op.results[0]] = _select(body_op, *[expr_of(v) for v in operands])
@@ -264,18 +266,26 @@ OUT = _Out()
 
 @dataclass(frozen=True)
 class _Cmp:
-    predicate: str
+    predicate: int
     lhs: object
     rhs: object
+
+
+# arith.CmpFPredicate values of the ordered/unordered comparisons.
+_GREATER = {2, 3, 9, 10}     # ogt, oge, ugt, uge
+_LESS = {4, 5, 11, 12}       # olt, ole, ult, ule
+
+
+def _predicate(attr) -> int:
+    return int(mlir.IntegerAttr(attr).value)
 
 
 def _select(op, cond, a, b):
     """``select(x > c, x, c)`` is max(x, c); other selects are not supported."""
     if isinstance(cond, _Cmp) and cond.lhs == a and cond.rhs == b:
-        pred = cond.predicate.lower()
-        if any(p in pred for p in ("ugt", "ogt", "uge", "oge")):
+        if cond.predicate in _GREATER:
             return Op("max", (a, b))
-        if any(p in pred for p in ("ult", "olt", "ule", "ole")):
+        if cond.predicate in _LESS:
             return Op("min", (a, b))
     raise LoweringError(op.location, "unsupported 'arith.select' in linalg.generic body "
                                      "(only max/min patterns are recognized)")

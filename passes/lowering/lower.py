@@ -81,10 +81,9 @@ def plan(expr, var: str):
 def _merge(kind: str, plans: list):
     flat = []
     for p in plans:
-        if isinstance(p, Merge) and p.kind == kind:
-            flat.extend(p.children)
-        elif p not in flat or not isinstance(p, Universe):
-            flat.append(p)
+        for q in (p.children if isinstance(p, Merge) and p.kind == kind else (p,)):
+            if q not in flat:
+                flat.append(q)
     if kind == "intersect":
         flat = [p for p in flat if not isinstance(p, Universe)] or [UNIVERSE]
     if kind == "union" and any(isinstance(p, Universe) for p in flat):
@@ -138,7 +137,9 @@ class KernelLowering:
         if isinstance(space, Leaf):
             u = space.use
             level_index = self.next_level[u.uid]
-            assert u.vars[level_index] == var, (u, var)
+            if level_index >= len(u.vars) or u.vars[level_index] != var:
+                raise LoweringError(self.e.loc, f"{u} takes part in several branches of the "
+                                                f"iteration space over {var}; not supported yet")
             crd, ref = self.b.scan(self.ref[u.uid], u.operand, u.levels[level_index])
             self.next_level[u.uid] = level_index + 1
             return crd, {u.uid: ref}
