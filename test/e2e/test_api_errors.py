@@ -1,0 +1,69 @@
+"""User-facing errors of the compile API: located, naming the problem and the valid choices."""
+
+import warnings
+
+import pytest
+import torch
+
+import fuseflow
+from fuseflow.frontend import FrontendError
+from fuseflow.kernels import KERNELS
+from fuseflow.passes.base import PipelineError
+
+warnings.filterwarnings("ignore")
+
+
+class Remainder(torch.nn.Module):
+    def forward(self, A, B):
+        return torch.remainder(A, B)
+
+
+def test_unsupported_op_is_a_located_error_naming_the_op():
+    A, B = torch.rand(4, 4) + 1, torch.rand(4, 4) + 1
+    with pytest.raises(Exception) as info:
+        fuseflow.compile(Remainder(), (A, B))
+    message = str(info.value)
+    assert "unsupported op" in message
+    assert "test_api_errors.py" in message  # the model's source line is the location
+
+
+def test_unknown_format_lists_valid_formats():
+    kernel = KERNELS["spmv"]
+    with pytest.raises(FrontendError, match="valid formats: dense, csr"):
+        fuseflow.compile(kernel.module(), kernel.inputs(0.5), fuseflow.Schedule(formats={"A": "cssr"}))
+
+
+def test_unknown_input_name_lists_inputs():
+    kernel = KERNELS["spmv"]
+    with pytest.raises(FrontendError, match="inputs are: A, x"):
+        fuseflow.compile(kernel.module(), kernel.inputs(0.5), fuseflow.Schedule(formats={"M": "csr"}))
+
+
+def test_unknown_fusion_lists_choices():
+    kernel = KERNELS["spmm"]
+    with pytest.raises(PipelineError, match="valid choices: unfused, full"):
+        fuseflow.compile(kernel.module(), kernel.inputs(0.5), fuseflow.Schedule(fusion="most"))
+
+
+def test_illegal_order_names_the_tensor_and_legal_orders():
+    kernel = KERNELS["spmm"]
+    with pytest.raises(Exception, match=r"out of storage order; legal orders: d0,d2,d1"):
+        fuseflow.compile(kernel.module(), kernel.inputs(0.5), fuseflow.Schedule(order=("d0", "d1", "d2")))
+
+
+def test_user_chosen_order_is_used():
+    kernel = KERNELS["spmm_csc"]
+    compiled = fuseflow.compile(kernel.module(), kernel.inputs(0.5),
+                                fuseflow.Schedule(order=("d2", "d0", "d1")))
+    assert 'fuseflow.order = ["d2", "d0", "d1"]' in compiled.mlir("sam")
+    inputs = kernel.inputs(0.7, seed=4)
+    assert torch.equal(compiled.simulate(*inputs).output, kernel.module()(*inputs))
+
+
+def test_unknown_ir_level_lists_levels():
+    kernel = KERNELS["add"]
+    compiled = fuseflow.compile(kernel.module(), kernel.inputs(0.5))
+    assert "linalg.generic" in compiled.mlir("linalg")
+    assert "fuse.kernel" in compiled.mlir("kernels")
+    with pytest.raises(PipelineError, match="valid choices: linalg, kernels, sam"):
+        compiled.mlir("llvm")
