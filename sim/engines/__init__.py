@@ -1,0 +1,32 @@
+"""Simulation engines, selected by name from one table.
+
+``reference`` is the literal cycle-by-cycle engine (the executable specification). Engines
+share the signature ``run(graph, inputs, arch, trace) -> KernelResult`` and must agree on
+outputs, cycles and statistics.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from fuseflow.sim.arch import Arch
+from fuseflow.sim.engines import reference
+from fuseflow.sim.formats import FiberTree
+from fuseflow.sim.graph import BlockGraph
+from fuseflow.sim.stats import KernelResult
+from fuseflow.sim.tokens import DeadlockError, SimulationError, StreamError
+
+ENGINES: dict[str, Callable[..., KernelResult]] = {
+    "reference": reference.run,
+}
+
+__all__ = ["ENGINES", "run", "DeadlockError", "SimulationError", "StreamError"]
+
+
+def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch | None = None,
+        engine: str = "reference", trace: bool = False) -> KernelResult:
+    """Simulates ``graph`` on ``inputs`` (``inputs[i]`` binds ``attrs['tensor'] == i``)."""
+    impl = ENGINES.get(engine)
+    if impl is None:
+        raise ValueError(f"unknown engine '{engine}'; valid engines: {', '.join(ENGINES)}")
+    return impl(graph, list(inputs), arch or Arch(), trace=trace)

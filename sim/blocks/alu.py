@@ -1,0 +1,100 @@
+"""ALU: element-wise arithmetic on one or two value streams, in float32.
+
+Binary ops dequeue both inputs each step; their control structure must be identical. A
+missing operand (``N``) counts as 0.0 (for unary and scalar ops too). Results are float32,
+computed the way PyTorch float32 eager computes the element-wise op: add/sub/mul/div/max/min/
+neg/relu/sqrt/rsqrt are correctly rounded IEEE operations (bit-exact); exp, tanh, sigmoid and
+gelu use numpy's float32 (gelu: float64 erf, rounded) and may differ from torch by an ulp.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fuseflow.sim.tokens import DONE, EMPTY, is_control
+
+f32 = np.float32
+_ONE = f32(1.0)
+_HALF = f32(0.5)
+
+
+def _gelu(x):
+    return f32(0.5 * float(x) * (1.0 + math.erf(float(x) / math.sqrt(2.0))))
+
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "max": lambda a, b: np.maximum(a, b),
+    "min": lambda a, b: np.minimum(a, b),
+}
+
+UNARY = {
+    "neg": lambda x: -x,
+    "exp": np.exp,
+    "rsqrt": lambda x: _ONE / np.sqrt(x),
+    "sqrt": np.sqrt,
+    "sigmoid": lambda x: _ONE / (_ONE + np.exp(-x)),
+    "tanh": np.tanh,
+    "gelu": _gelu,
+    "relu": lambda x: np.maximum(x, f32(0.0)),
+}
+
+SCALAR = {
+    "scalar_add": lambda x, s: x + s,
+    "scalar_sub": lambda x, s: x - s,
+    "scalar_rsub": lambda x, s: s - x,
+    "scalar_mul": lambda x, s: x * s,
+    "scalar_div": lambda x, s: x / s,
+    "scalar_rdiv": lambda x, s: s / x,
+    "scalar_max": lambda x, s: np.maximum(x, s),
+    "scalar_min": lambda x, s: np.minimum(x, s),
+}
+
+ALU_OPS = tuple(BINARY) + tuple(UNARY) + tuple(SCALAR)
+
+
+def _operand(tok):
+    return f32(0.0) if tok is EMPTY else f32(tok)
+
+
+def alu(ctx):
+    """val [, val] -> val: ``attrs['op']`` (see ``ALU_OPS``), ``attrs['scalar']`` for scalar ops."""
+    op = ctx.block.attrs.get("op")
+    if op not in ALU_OPS:
+        ctx.error(f"unknown ALU op {op!r}; valid ops: {', '.join(ALU_OPS)}")
+    arity = 2 if op in BINARY else 1
+    if len(ctx.block.inputs) != arity:
+        ctx.error(f"op '{op}' takes {arity} input(s), got {len(ctx.block.inputs)}")
+    if op in SCALAR:
+        scalar = ctx.block.attrs.get("scalar")
+        if scalar is None:
+            ctx.error(f"op '{op}' needs a 'scalar' attribute")
+        s = f32(scalar)
+        fn = lambda x: SCALAR[op](x, s)  # noqa: E731
+    else:
+        fn = UNARY.get(op)
+    with np.errstate(all="ignore"):
+        while True:
+            a = yield from ctx.recv(0)
+            b = (yield from ctx.recv(1)) if arity == 2 else None
+            if is_control(a) and a is not EMPTY:
+                if arity == 2 and b != a:
+                    ctx.error(f"operands have different control structure: {a!r} vs {b!r}")
+                out = a
+            elif arity == 2:
+                if is_control(b) and b is not EMPTY:
+                    ctx.error(f"operands have different control structure: {a!r} vs {b!r}")
+                out = f32(BINARY[op](_operand(a), _operand(b)))
+                ctx.stats.ops += 1
+            else:
+                out = f32(fn(_operand(a)))
+                ctx.stats.ops += 1
+            yield from ctx.send(0, out)
+            ctx.step()
+            if out is DONE:
+                return

@@ -1,0 +1,87 @@
+"""Simulation results and per-block statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fuseflow.sim.formats import FiberTree
+
+WORD_BYTES = 4
+"""Bytes per stored element: coordinates and segment entries are int32, values float32."""
+
+_COUNTERS = ("ops", "crd_reads", "ref_reads", "val_reads", "crd_writes", "ref_writes", "val_writes")
+
+
+@dataclass
+class BlockStats:
+    """What one block did: its final clock, tokens per channel, arithmetic and memory traffic."""
+
+    name: str
+    kind: str
+    cycles: int = 0
+    """The block's final local clock."""
+    steps: int = 0
+    """Steps taken (each advances the clock by the block's initiation interval)."""
+    tokens_in: dict[str, int] = field(default_factory=dict)
+    """Tokens dequeued, per input channel."""
+    tokens_out: dict[str, int] = field(default_factory=dict)
+    """Tokens enqueued, per output channel."""
+    ops: int = 0
+    """Arithmetic operations: ALU results, reducer and accumulator additions (or max)."""
+    crd_reads: int = 0
+    """Coordinates read from a tensor's ``crd`` arrays (scanners)."""
+    ref_reads: int = 0
+    """Segment (``pos``) entries read (scanners of compressed levels)."""
+    val_reads: int = 0
+    """Values read (arrays)."""
+    crd_writes: int = 0
+    """Coordinates written (level writers)."""
+    ref_writes: int = 0
+    """Segment entries written (level writers, one per fiber)."""
+    val_writes: int = 0
+    """Values written (value writers)."""
+
+    @property
+    def bytes_read(self) -> int:
+        return WORD_BYTES * (self.crd_reads + self.ref_reads + self.val_reads)
+
+    @property
+    def bytes_written(self) -> int:
+        return WORD_BYTES * (self.crd_writes + self.ref_writes + self.val_writes)
+
+    @property
+    def bytes_moved(self) -> int:
+        return self.bytes_read + self.bytes_written
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field and the byte totals."""
+        d = {k: getattr(self, k) for k in ("name", "kind", "cycles", "steps", *_COUNTERS)}
+        d.update(tokens_in=dict(self.tokens_in), tokens_out=dict(self.tokens_out),
+                 bytes_read=self.bytes_read, bytes_written=self.bytes_written)
+        return d
+
+
+@dataclass
+class KernelResult:
+    """Outputs, cycle count and statistics of one simulated kernel."""
+
+    outputs: list["FiberTree"]
+    """One tree per graph result, in the declared output format."""
+    cycles: int
+    """Total cycles: the maximum over blocks of their final clock."""
+    blocks: dict[str, BlockStats]
+    """Per-block statistics by block name."""
+    trace: dict[str, list[tuple[Any, int]]] | None = None
+    """With ``trace=True``: every channel's ``(token, stamp)`` sequence."""
+
+    def summary(self) -> dict[str, Any]:
+        """Totals over blocks, JSON-ready."""
+        totals = {k: sum(getattr(b, k) for b in self.blocks.values()) for k in _COUNTERS}
+        tokens = sum(sum(b.tokens_out.values()) for b in self.blocks.values())
+        reads = totals["crd_reads"] + totals["ref_reads"] + totals["val_reads"]
+        writes = totals["crd_writes"] + totals["ref_writes"] + totals["val_writes"]
+        return {"cycles": self.cycles, "blocks": len(self.blocks), "tokens": tokens, **totals,
+                "reads": reads, "writes": writes, "bytes_read": WORD_BYTES * reads,
+                "bytes_written": WORD_BYTES * writes, "bytes_moved": WORD_BYTES * (reads + writes)}
