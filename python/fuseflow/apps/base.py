@@ -1,0 +1,197 @@
+"""Application descriptions: how to build each model and how its fusion configurations group
+its operations into kernels.
+
+Representation of a fusion configuration
+----------------------------------------
+A model's forward is a sequence of **stages**: the kernels of the unfused schedule, in program
+order. A :class:`Stage` names
+
+* ``module``: the qualified submodule name (as in ``model.named_modules()``; ``""`` is the root
+  module) whose ``forward`` executes the stage. ``torch.export`` records it per node in
+  ``node.meta["nn_module_stack"]`` (innermost entry);
+* ``ops``: the compute ATen ops of the stage in program order, by op packet name without overload
+  (``"matmul"``, ``"add"``, ``"relu"``, ``"softmax"``, ``"masked_fill"``, ...) as they appear in the
+  pre-decomposition ``torch.export`` graph. Pure data-movement ops (:data:`VIEW_OPS`: views,
+  transposes, splits) belong to no stage; they travel with the values they reshape.
+
+A fusion configuration (``"unfused"``, ``"partial"``, ``"full"``) is a tuple of **kernels**, each a
+tuple of stage names; the kernels of a configuration partition the stages and, concatenated, list
+them in program order (so each kernel is a contiguous slice of the forward).
+
+:func:`trace_ops` exports a model and lists its compute nodes with their module and op;
+:meth:`FusionPlan.assign` maps every compute node to its stage (failing loudly if the model and
+the plan disagree), which is how a consumer places the importer's linalg ops into kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+PRESETS = ("tiny", "small", "published")
+"""Size presets: ``tiny`` for tests (runs in a second or two), ``small`` for quick experiments,
+``published`` for the sizes of the published evaluation."""
+
+FUSION_LEVELS = ("unfused", "partial", "full")
+"""The fusion configurations every application defines."""
+
+VIEW_OPS = frozenset({
+    "alias", "clone", "contiguous", "detach", "expand", "flatten", "getitem", "permute",
+    "reshape", "select", "slice", "split", "split_with_sizes", "squeeze", "t", "transpose",
+    "unbind", "unflatten", "unsqueeze", "_unsafe_view", "view",
+})
+"""Data-movement ops that belong to no stage."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One kernel of the unfused schedule: a contiguous run of compute ops of the forward."""
+
+    name: str
+    """Unique name, ``<module>.<role>`` (e.g. ``layer1.aggregate``)."""
+    module: str
+    """Qualified name of the submodule executing the ops (``""`` = the root module)."""
+    ops: tuple[str, ...]
+    """Compute ATen ops (packet names, no overload) in program order."""
+
+
+@dataclass(frozen=True)
+class TracedOp:
+    """One compute node of a model's pre-decomposition ``torch.export`` graph."""
+
+    node: str
+    """FX node name."""
+    module: str
+    """Innermost ``nn_module_stack`` entry (``""`` for the root module)."""
+    op: str
+    """ATen op packet name (``aten.add.Tensor`` -> ``add``)."""
+
+
+@dataclass(frozen=True)
+class FusionPlan:
+    """The stages of one built model and its fusion configurations (see the module docstring)."""
+
+    stages: tuple[Stage, ...]
+    """Unfused kernels in program order."""
+    fusion_groups: Mapping[str, tuple[tuple[str, ...], ...]]
+    """Configuration name -> kernels -> stage names."""
+    sparse_parameters: Mapping[str, float] = field(default_factory=dict)
+    """Qualified parameter name -> fraction of zeros, for the pruned weights."""
+
+    def __post_init__(self) -> None:
+        names = [s.name for s in self.stages]
+        if len(set(names)) != len(names):
+            raise ValueError("stage names must be unique")
+        for level, kernels in self.fusion_groups.items():
+            flat = [name for kernel in kernels for name in kernel]
+            if flat != names or any(not kernel for kernel in kernels):
+                raise ValueError(
+                    f"fusion configuration {level!r} must partition the stages into non-empty "
+                    "kernels in program order")
+
+    def kernels(self, level: str) -> tuple[tuple[Stage, ...], ...]:
+        """The kernels of configuration ``level`` as stages; the error lists valid levels."""
+        if level not in self.fusion_groups:
+            raise ValueError(
+                f"unknown fusion configuration {level!r}; valid: {', '.join(self.fusion_groups)}")
+        by_name = {s.name: s for s in self.stages}
+        return tuple(tuple(by_name[name] for name in kernel)
+                     for kernel in self.fusion_groups[level])
+
+    def assign(self, trace: list[TracedOp]) -> dict[str, str]:
+        """Maps each traced compute node to its stage name, matching ops in program order.
+
+        Raises ``ValueError`` naming the first node where the trace leaves the plan.
+        """
+        expected = [(stage, op) for stage in self.stages for op in stage.ops]
+        if len(trace) != len(expected):
+            raise ValueError(f"model has {len(trace)} compute ops, the plan {len(expected)}: "
+                             f"{[t.op for t in trace]} vs {[op for _, op in expected]}")
+        result = {}
+        for traced, (stage, op) in zip(trace, expected):
+            if (traced.module, traced.op) != (stage.module, op):
+                raise ValueError(
+                    f"node {traced.node} is {traced.op!r} in module {traced.module!r}; stage "
+                    f"{stage.name} expects {op!r} in module {stage.module!r}")
+            result[traced.node] = stage.name
+        return result
+
+
+def trace_ops(model, example_inputs) -> list[TracedOp]:
+    """The compute nodes of ``torch.export.export(model, example_inputs)`` in program order."""
+    import torch
+
+    program = torch.export.export(model, tuple(example_inputs))
+    trace = []
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        op = getattr(node.target, "__name__", str(node.target)).split(".")[0]
+        if op in VIEW_OPS:
+            continue
+        stack = node.meta.get("nn_module_stack") or {}
+        module = list(stack.values())[-1][0] if stack else ""
+        trace.append(TracedOp(node.name, module, op))
+    return trace
+
+
+@dataclass(frozen=True)
+class Application:
+    """One evaluated model: how to build it at a preset size and its fusion configurations."""
+
+    name: str
+    """Registry name (``sae``, ``gcn``, ``graphsage``, ``gpt3``)."""
+    title: str
+    """Human-readable name."""
+    equations: str
+    """The computed function, in the notation of ``docs/applications.md``."""
+    inputs: tuple[str, ...]
+    """Forward argument names, in order."""
+    sparse_inputs: tuple[str, ...]
+    """Forward arguments passed as ``torch.sparse_csr`` tensors when their data is sparse
+    (GNN features are dense for the OGB data sets)."""
+    sparsifiable_inputs: tuple[str, ...]
+    """Forward arguments passed dense although their content is a sparse pattern (the BigBird
+    mask): torch-mlir cannot import them sparse, a compiler may declare them sparse."""
+    datasets: tuple[str, ...]
+    """Valid ``dataset`` values for :meth:`build`."""
+    default_datasets: Mapping[str, str]
+    """Preset -> data set used when :meth:`build` gets none."""
+    builder: Callable
+    """``builder(preset, dataset, seed) -> (model, example_inputs)``; see :meth:`build`."""
+    planner: Callable
+    """``planner(model) -> FusionPlan``; see :meth:`plan`."""
+
+    def build(self, preset: str = "tiny", dataset: str | None = None, seed: int = 0):
+        """Returns ``(model, example_inputs)`` for ``preset`` on ``dataset``.
+
+        The model is a ``torch.nn.Module`` in eval mode; ``example_inputs`` is a tuple ordered
+        as :attr:`inputs`, with sparse data (adjacency, sparse features, sparse batches) as
+        ``torch.sparse_csr`` tensors. Everything is generated from ``seed``.
+        """
+        preset = parse_choice(preset, PRESETS, "preset")
+        dataset = self.default_datasets[preset] if dataset is None else dataset
+        dataset = parse_choice(dataset, self.datasets, f"{self.name} data set")
+        model, inputs = self.builder(preset, dataset, seed)
+        return model.eval(), tuple(inputs)
+
+    def plan(self, model) -> FusionPlan:
+        """The stages, fusion configurations and pruned weights of a model :meth:`build` made."""
+        return self.planner(model)
+
+
+def parse_choice(value: str, choices: tuple[str, ...], what: str) -> str:
+    """Returns ``value`` if it is one of ``choices``; the error lists them."""
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r}; valid: {', '.join(choices)}")
+    return value
+
+
+def prune_(weight, sparsity: float, generator) -> None:
+    """Zeroes exactly ``round(sparsity * numel)`` entries of ``weight`` chosen by ``generator``."""
+    import torch
+
+    count = int(round(sparsity * weight.numel()))
+    with torch.no_grad():
+        drop = torch.randperm(weight.numel(), generator=generator)[:count]
+        weight.view(-1)[drop] = 0.0

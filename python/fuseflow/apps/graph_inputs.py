@@ -1,0 +1,32 @@
+"""Graph data for the GNN applications at each size preset."""
+
+from __future__ import annotations
+
+import scipy.sparse as sp
+
+from fuseflow.data import DATASETS, GraphData, dataset_spec, load_dataset, scipy_to_torch
+
+GRAPH_DATASETS = tuple(DATASETS)
+
+PRESET_SCALE = {"tiny": 0.02, "small": 0.1, "published": None}
+"""Scale of synthetic graphs per preset (Karate Club is always whole)."""
+
+DEFAULT_DATASETS = {"tiny": "karate", "small": "cora", "published": "cora"}
+
+
+def load_for_preset(preset: str, dataset: str, seed: int) -> GraphData:
+    """``dataset`` at the size of ``preset``."""
+    scale = None if dataset_spec(dataset).source == "networkx" else PRESET_SCALE[preset]
+    return load_dataset(dataset, seed=seed, scale=scale)
+
+
+def output_width(dataset: str, hidden: int) -> int:
+    """Classes of the data set's task; the hidden width for ogbl-collab (link prediction)."""
+    return dataset_spec(dataset).num_classes or hidden
+
+
+def graph_tensors(graph: GraphData, adjacency: sp.csr_matrix):
+    """``(adjacency, features)`` torch inputs: adjacency CSR; features CSR when stored sparse
+    (one-hot and bag-of-words), strided when dense (OGB embeddings)."""
+    sparse_features = sp.issparse(graph.features)
+    return scipy_to_torch(adjacency, "csr"), graph.features_torch(sparse=sparse_features)
