@@ -1,0 +1,333 @@
+"""Verifiers for what the IRDL definitions of ``fuse`` and ``sam`` cannot say.
+
+IRDL checks operand, result and attribute kinds. These checks add the structural rules:
+container bodies match their operands and end in the shared terminator, every ``sam.graph``
+result is written exactly once per storage level and once for its values, attributes are in
+range of the tensors they index, and operand counts fit each primitive.
+
+``check_module`` returns located :class:`Diagnostic` records; ``verify_module`` emits them as
+MLIR error diagnostics (``Location.emit_error``) and says whether the module is valid.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from fuseflow import mlir
+from fuseflow.dialects.builders import TERMINATOR
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One verification error: where and what."""
+
+    location: "mlir.Location"
+    message: str
+
+
+CONTAINERS = ("fuse.kernel", "sam.graph")
+ALU_BINARY = frozenset({"add", "sub", "mul", "div", "max", "min"})
+ALU_SCALAR_PREFIX = "scalar_"
+STREAM_TYPES = ("!sam.ref", "!sam.crd", "!sam.repsig", "!sam.val<f32, array<i64>>")
+
+
+def verify_module(module_op) -> bool:
+    """Runs every check on ``module_op``, emits each error at its location; True if valid."""
+    return emit(check_module(module_op))
+
+
+def emit(diagnostics: list[Diagnostic]) -> bool:
+    """Emits ``diagnostics`` as MLIR errors; True if there were none."""
+    for diag in diagnostics:
+        diag.location.emit_error(diag.message)
+    return not diagnostics
+
+
+def check_module(module_op, dialects: tuple[str, ...] = ("fuse", "sam")) -> list[Diagnostic]:
+    """The errors of every op of the given dialects nested in ``module_op``."""
+    checker = _Checker(_op(module_op), dialects)
+    checker.visit_regions(_op(module_op), graph=None)
+    return checker.diagnostics
+
+
+def find_ops(root, match: Callable[["mlir.Operation"], bool],
+             prune: Callable[["mlir.Operation"], bool] = lambda op: False) -> Iterator:
+    """Ops nested in ``root`` for which ``match`` holds, outermost first.
+
+    Does not look inside a matched op, nor inside an op for which ``prune`` holds.
+    """
+    for region in _op(root).regions:
+        for block in region.blocks:
+            for child in block.operations:
+                child = _op(child)
+                if match(child):
+                    yield child
+                elif not prune(child):
+                    yield from find_ops(child, match, prune)
+
+
+def num_levels(t) -> int | None:
+    """Storage levels of a ranked tensor type (its rank, or its encoding's level count)."""
+    if not isinstance(t, mlir.RankedTensorType):
+        return None
+    if t.encoding is None:
+        return t.rank
+    return len(mlir.sparse_tensor.EncodingAttr(t.encoding).lvl_types)
+
+
+def _op(op) -> "mlir.Operation":
+    return op.operation if hasattr(op, "operation") else op
+
+
+def _int_attr(op, name: str) -> int | None:
+    if name not in op.attributes:
+        return None
+    attr = op.attributes[name]
+    return attr.value if isinstance(attr, mlir.IntegerAttr) else None
+
+
+def _int_array(op, name: str) -> list[int] | None:
+    if name not in op.attributes:
+        return None
+    attr = op.attributes[name]
+    if isinstance(attr, (mlir.DenseI64ArrayAttr, mlir.DenseI32ArrayAttr)):
+        return list(attr)
+    return None
+
+
+class _Checker:
+    """One walk over a module, collecting diagnostics."""
+
+    def __init__(self, module_op, dialects: tuple[str, ...]):
+        self.fuse = "fuse" in dialects
+        self.sam = "sam" in dialects and module_op.context.is_registered_operation("sam.graph")
+        self.diagnostics: list[Diagnostic] = []
+        self.stream_typeids = set()
+        if self.sam:
+            self.stream_typeids = {mlir.Type.parse(t, module_op.context).typeid
+                                   for t in STREAM_TYPES}
+
+    def error(self, op, message: str) -> None:
+        self.diagnostics.append(Diagnostic(op.location, f"'{op.name}' op {message}"))
+
+    def is_stream(self, value) -> bool:
+        return value.type.typeid in self.stream_typeids
+
+    def visit_regions(self, op, graph) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    self.visit(_op(child), graph)
+
+    def visit(self, op, graph) -> None:
+        name = op.name
+        if self.fuse and name == "fuse.kernel":
+            self.check_kernel(op)
+        elif self.sam and name == "sam.graph":
+            if graph is not None:
+                self.error(op, "must not be nested in another 'sam.graph'")
+            graph = _Graph(op)
+            self.check_container(op)
+            self.visit_regions(op, graph)
+            self.check_graph(op, graph)
+            return
+        elif self.sam and name.startswith("sam."):
+            if graph is None or op.parent != graph.op:
+                self.error(op, "must be directly inside a 'sam.graph'")
+            else:
+                self.check_streams(op, graph)
+                check = _SAM_CHECKS.get(name)
+                if check is not None:
+                    check(self, op, graph)
+        elif self.sam:
+            for index, value in enumerate(op.operands):
+                if self.is_stream(value):
+                    self.error(op, f"uses stream operand #{index}; only sam ops consume streams")
+        self.visit_regions(op, graph)
+
+    # Containers.
+
+    def check_container(self, op) -> None:
+        for attr, count in (("operandSegmentSizes", len(op.operands)),
+                            ("resultSegmentSizes", len(op.results))):
+            sizes = _int_array(op, attr)
+            if sizes is not None and sizes != [1] * count + [0] * (len(sizes) - count):
+                self.error(op, f"'{attr}' must fill the first {count} slots in order, got {sizes}")
+        block = op.regions[0].blocks[0]
+        args, inputs = list(block.arguments), list(op.operands)
+        if len(args) != len(inputs):
+            self.error(op, f"body has {len(args)} arguments but the op has {len(inputs)} inputs")
+            return
+        for index, (arg, value) in enumerate(zip(args, inputs)):
+            if arg.type != value.type:
+                self.error(op, f"body argument #{index} has type {arg.type} but input #{index} "
+                               f"has type {value.type}")
+
+    def terminator(self, op):
+        ops = list(op.regions[0].blocks[0].operations)
+        if not ops:
+            return None
+        last = _op(ops[-1])
+        if last.name != TERMINATOR:
+            self.error(op, f"body must end in '{TERMINATOR}', found '{last.name}'")
+            return None
+        return last
+
+    def check_kernel(self, op) -> None:
+        self.check_container(op)
+        yield_op = self.terminator(op)
+        if yield_op is None:
+            return
+        yielded = [v.type for v in yield_op.operands]
+        results = [r.type for r in op.results]
+        if len(yielded) != len(results):
+            self.error(op, f"body yields {len(yielded)} values but the op has {len(results)} results")
+            return
+        for index, (got, want) in enumerate(zip(yielded, results)):
+            if got != want:
+                self.error(op, f"yielded value #{index} has type {got} but result #{index} "
+                               f"has type {want}")
+
+    def check_graph(self, op, graph: "_Graph") -> None:
+        yield_op = self.terminator(op)
+        if yield_op is not None and len(yield_op.operands):
+            self.error(op, f"'{TERMINATOR}' of a graph takes no operands; results are filled by "
+                           "'sam.level_write' and 'sam.value_write'")
+        for index, result in enumerate(op.results):
+            levels = num_levels(result.type)
+            if levels is None:
+                self.error(op, f"result #{index} must be a ranked tensor, got {result.type}")
+                continue
+            values = graph.value_writes[index]
+            if values != 1:
+                self.error(op, f"result #{index} needs exactly one 'sam.value_write', has {values}")
+            for level in range(levels):
+                writes = graph.level_writes[(index, level)]
+                if writes != 1:
+                    self.error(op, f"level {level} of result #{index} needs exactly one "
+                                   f"'sam.level_write', has {writes}")
+
+    # Primitives.
+
+    def check_streams(self, op, graph: "_Graph") -> None:
+        for index, value in enumerate(op.operands):
+            if self.is_stream(value) and value not in graph.values:
+                self.error(op, f"stream operand #{index} is not defined in this 'sam.graph'")
+
+    def check_level(self, op, tensor) -> None:
+        level = _int_attr(op, "level")
+        levels = num_levels(tensor.type)
+        if levels is None:
+            self.error(op, f"tensor operand must be a ranked tensor, got {tensor.type}")
+        elif level is not None and not 0 <= level < levels:
+            self.error(op, f"level {level} is out of range for a tensor with {levels} levels")
+
+
+class _Graph:
+    """One ``sam.graph`` being checked: the values it defines and the writes seen so far."""
+
+    def __init__(self, op):
+        self.op = op
+        block = op.regions[0].blocks[0]
+        self.values = set(block.arguments)
+        for child in block.operations:
+            self.values.update(child.results)
+        self.value_writes: Counter = Counter()
+        self.level_writes: Counter = Counter()
+
+
+def _check_scan(checker: _Checker, op, graph: _Graph) -> None:
+    operands = list(op.operands)
+    if len(operands) == 2:
+        checker.check_level(op, operands[1])
+    elif not isinstance(op.attributes["size"] if "size" in op.attributes else None,
+                        mlir.IntegerAttr):
+        checker.error(op, "without a tensor operand needs an integer 'size' attribute")
+
+
+def _check_locate(checker: _Checker, op, graph: _Graph) -> None:
+    checker.check_level(op, list(op.operands)[2])
+
+
+def _check_alu(checker: _Checker, op, graph: _Graph) -> None:
+    kind_attr = op.attributes["op"] if "op" in op.attributes else None
+    if not isinstance(kind_attr, mlir.StringAttr):
+        return  # IRDL reports a missing or malformed kind
+    kind = kind_attr.value
+    arity = 2 if kind in ALU_BINARY else 1
+    if len(op.operands) != arity:
+        checker.error(op, f"'{kind}' takes {arity} operand{'s' if arity > 1 else ''}, "
+                          f"got {len(op.operands)}")
+    scalar = op.attributes["scalar"] if "scalar" in op.attributes else None
+    if kind.startswith(ALU_SCALAR_PREFIX) and not isinstance(scalar, mlir.FloatAttr):
+        checker.error(op, f"'{kind}' needs a float 'scalar' attribute")
+
+
+def _check_joiner(checker: _Checker, op, graph: _Graph) -> None:
+    segments, groups = _int_array(op, "operandSegmentSizes"), _int_array(op, "ref_groups")
+    if segments is None or groups is None:
+        return  # IRDL reports missing attributes
+    crds, refs = segments
+    if crds < 2:
+        checker.error(op, f"needs at least 2 coordinate inputs, got {crds}")
+    if len(groups) != crds:
+        checker.error(op, f"'ref_groups' has {len(groups)} entries but there are {crds} "
+                          "coordinate inputs")
+    if any(g < 0 for g in groups) or sum(groups) != refs:
+        checker.error(op, f"'ref_groups' {groups} must be non-negative and sum to the {refs} "
+                          "reference inputs")
+    if len(op.results) - 1 != refs:
+        checker.error(op, f"has {len(op.results) - 1} reference results but {refs} reference inputs")
+
+
+def _check_spacc(checker: _Checker, op, graph: _Graph) -> None:
+    order = _int_attr(op, "order")
+    crds_in, crds_out = len(op.operands) - 1, len(op.results) - 1
+    if order is None or order < 1:
+        checker.error(op, f"'order' must be at least 1, got {order}")
+    elif order != crds_in or order != crds_out:
+        checker.error(op, f"'order' {order} must equal the number of coordinate inputs "
+                          f"({crds_in}) and outputs ({crds_out})")
+
+
+def _check_lanes(checker: _Checker, op, graph: _Graph) -> None:
+    lanes = len(op.results) if op.name == "sam.fork" else len(op.operands)
+    if lanes < 2:
+        checker.error(op, f"needs at least 2 lanes, got {lanes}")
+
+
+def _check_writer(checker: _Checker, op, graph: _Graph) -> None:
+    result = _int_attr(op, "result")
+    results = list(graph.op.results)
+    if result is None or not 0 <= result < len(results):
+        checker.error(op, f"result {result} is out of range for a graph with {len(results)} "
+                          "results")
+        return
+    if op.name == "sam.value_write":
+        graph.value_writes[result] += 1
+        return
+    level = _int_attr(op, "level")
+    levels = num_levels(results[result].type)
+    if levels is not None and (level is None or not 0 <= level < levels):
+        checker.error(op, f"level {level} is out of range for result #{result} with {levels} "
+                          "levels")
+        return
+    graph.level_writes[(result, level)] += 1
+
+
+# Primitives whose IRDL definition says everything (root, repsiggen, repeat, array, reduce,
+# crddrop, crdhold) have no entry.
+_SAM_CHECKS = {
+    "sam.scan": _check_scan,
+    "sam.locate": _check_locate,
+    "sam.alu": _check_alu,
+    "sam.intersect": _check_joiner,
+    "sam.union": _check_joiner,
+    "sam.spacc": _check_spacc,
+    "sam.fork": _check_lanes,
+    "sam.join": _check_lanes,
+    "sam.level_write": _check_writer,
+    "sam.value_write": _check_writer,
+}

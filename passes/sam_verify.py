@@ -1,0 +1,46 @@
+"""``sam-verify``: closes the dataflow phase (``fuseflow-to-dataflow``).
+
+Reports, at its location, every op that must not survive lowering to dataflow graphs — any
+``fuse.kernel`` and any ``linalg.*`` op — and runs the ``fuse`` and ``sam`` dialect verifiers
+of :mod:`fuseflow.dialects.verify`. The IR is not changed.
+
+Accepted::
+
+    %g = "sam.graph"(%A, %x) ({ ... gpu.yield }) {...} : (...) -> tensor<4xf32>
+
+Rejected (``error: 'fuse.kernel' op was not lowered to a 'sam.graph'``)::
+
+    %k = "fuse.kernel"(%A, %x) ({ ... linalg.generic ... gpu.yield %r }) {...}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuseflow.dialects import verify
+from fuseflow.passes.base import Pass, PassFailure
+
+
+def _leftover_message(op) -> str | None:
+    """Why ``op`` must not survive the dataflow phase, or None if it may."""
+    if op.name == "fuse.kernel":
+        return "was not lowered to a 'sam.graph'"
+    if op.name.startswith("linalg."):
+        return "is left after lowering to dataflow; every linalg op must become a 'sam.graph'"
+    return None
+
+
+@dataclass(frozen=True)
+class SamVerifyPass(Pass):
+    """Checks that only dataflow graphs are left: no fuse.kernel or linalg op, valid sam IR."""
+
+    ARGUMENT = "sam-verify"
+
+    def run(self, module) -> None:
+        diagnostics = [
+            verify.Diagnostic(op.location, f"'{op.name}' op {_leftover_message(op)}")
+            for op in verify.find_ops(module, lambda op: _leftover_message(op) is not None)
+        ]
+        diagnostics += verify.check_module(module)
+        if not verify.emit(diagnostics):
+            raise PassFailure(f"sam-verify found {len(diagnostics)} errors")

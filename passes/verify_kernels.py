@@ -1,0 +1,43 @@
+"""``fuseflow-verify-kernels``: closes the kernel phase (``fuseflow-to-kernels``).
+
+Reports, at its location, every ``linalg.*`` op that partitioning left outside a
+``fuse.kernel``, and runs the ``fuse`` dialect verifiers of :mod:`fuseflow.dialects.verify`
+(bodies match inputs, end in the terminator, yield the result types). The IR is not changed.
+
+Accepted::
+
+    %k = "fuse.kernel"(%A, %B) ({
+    ^bb0(%a: ..., %b: ...):
+      %r = linalg.generic {...} ins(%a, %b : ...) outs(...)
+      gpu.yield %r : tensor<4x3xf32>
+    }) {...} : (...) -> tensor<4x3xf32>
+
+Rejected (``error: 'linalg.generic' op is outside every 'fuse.kernel' ...``)::
+
+    %r = linalg.generic {...} ins(%A, %B : ...) outs(...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuseflow.dialects import verify
+from fuseflow.passes.base import Pass, PassFailure
+
+
+@dataclass(frozen=True)
+class VerifyKernelsPass(Pass):
+    """Checks that every linalg op is inside a fuse.kernel and that kernels are well formed."""
+
+    ARGUMENT = "fuseflow-verify-kernels"
+
+    def run(self, module) -> None:
+        diagnostics = [
+            verify.Diagnostic(op.location, f"'{op.name}' op is outside every 'fuse.kernel' after "
+                                           "partitioning")
+            for op in verify.find_ops(module, lambda op: op.name.startswith("linalg."),
+                                      prune=lambda op: op.name == "fuse.kernel")
+        ]
+        diagnostics += verify.check_module(module, dialects=("fuse",))
+        if not verify.emit(diagnostics):
+            raise PassFailure(f"fuseflow-verify-kernels found {len(diagnostics)} errors")
