@@ -2,9 +2,11 @@
 
 Binary ops dequeue both inputs each step; their control structure must be identical. A
 missing operand (``N``) counts as 0.0 (for unary and scalar ops too). Results are float32,
-computed the way PyTorch float32 eager computes the element-wise op: add/sub/mul/div/max/min/
-neg/relu/sqrt/rsqrt are correctly rounded IEEE operations (bit-exact); exp, tanh, sigmoid and
-gelu use numpy's float32 (gelu: float64 erf, rounded) and may differ from torch by an ulp.
+computed the way PyTorch float32 eager computes the element-wise op, with the same order of
+operations (``scalar / x`` is ``(1 / x) * scalar``, gelu is ``x * 0.5 * (1 + erf(x / sqrt 2))``):
+add/sub/mul/div/max/min/neg/relu/rsqrt and the scalar ops are bit-exact; sqrt, exp, tanh,
+sigmoid and gelu use numpy's float32 (erf in float64, rounded) where torch's vectorized
+kernels may differ by an ulp or so.
 """
 
 from __future__ import annotations
@@ -20,8 +22,13 @@ _ONE = f32(1.0)
 _HALF = f32(0.5)
 
 
+_SQRT1_2 = f32(math.sqrt(0.5))
+
+
 def _gelu(x):
-    return f32(0.5 * float(x) * (1.0 + math.erf(float(x) / math.sqrt(2.0))))
+    # PyTorch's float32 order of operations, x * 0.5 * (1 + erf(x * sqrt(1/2))), keeps its
+    # rounding (the cancellation in 1 + erf for negative x); erf itself is float64, rounded.
+    return x * _HALF * (_ONE + f32(math.erf(float(x * _SQRT1_2))))
 
 
 BINARY = {
@@ -50,7 +57,7 @@ SCALAR = {
     "scalar_rsub": lambda x, s: s - x,
     "scalar_mul": lambda x, s: x * s,
     "scalar_div": lambda x, s: x / s,
-    "scalar_rdiv": lambda x, s: s / x,
+    "scalar_rdiv": lambda x, s: (_ONE / x) * s,  # as torch computes scalar / tensor
     "scalar_max": lambda x, s: np.maximum(x, s),
     "scalar_min": lambda x, s: np.minimum(x, s),
 }

@@ -34,6 +34,30 @@ def fork(ctx):
             return
 
 
+def _is_bare(ctx, idx, head, depth, done, had):
+    """Whether lane ``idx``'s ``head`` is a bare stop (the lane has no unit left in the fiber).
+
+    A stop of level >= depth is bare for depth 0. For depth >= 1 it may also close an empty
+    unit; it is one if the lane already forwarded a unit in this fiber, or if another
+    unfinished lane still has units (it forwarded one, or its head starts one).
+    """
+    if not is_stop(head) or head.level < depth:
+        return False
+    if depth == 0:
+        return True
+    if had[idx]:
+        return False
+    for p in range(len(done)):
+        if p == idx or done[p] is not None:
+            continue
+        if had[p]:
+            return False
+        other = yield from ctx.peek(p)
+        if not is_stop(other) or other.level < depth:
+            return False
+    return True
+
+
 def join(ctx):
     """x*lanes -> x: merges lanes back into the order the fork dealt them.
 
@@ -51,9 +75,11 @@ def join(ctx):
     and emits ``S(d+k)`` (the last unit's closing stop, or a bare stop for an empty parent
     fiber) at no extra cost. This equals the published join (stops of every lane but the last
     lowered to ``S0``) when each lane receives the same number of tokens per fiber, and stays
-    correct when they do not. One limitation is inherent to the streams: for d >= 1, a lane's
-    first unit of a parent fiber that is an empty fiber closed by ``S(d+k)`` cannot be told
-    from a bare stop, and is taken as the bare stop. One step per input token.
+    correct when they do not. For d >= 1 a lane's stop of level >= d at its turn closes an
+    empty unit if the lane already had a unit in this fiber or another unfinished lane still
+    has one; otherwise the streams cannot tell an empty last unit from a bare stop (a parent
+    fiber whose last unit is empty and falls in the first round of lanes) and the join takes
+    it as a bare stop. One step per input token.
     """
     lanes = len(ctx.block.inputs)
     depth = int(ctx.block.attrs.get("depth", 1))
@@ -74,7 +100,7 @@ def join(ctx):
                 yield from ctx.send(0, DONE)
                 ctx.step()
                 return
-            if is_stop(head) and head.level >= depth and (depth == 0 or not had[idx]):
+            if (yield from _is_bare(ctx, idx, head, depth, done, had)):
                 yield from ctx.recv(idx)
                 done[idx] = head.level - depth
                 ctx.step()

@@ -207,3 +207,28 @@ def _assemble_outputs(graph: BlockGraph, contexts: dict[str, BlockContext]) -> l
                 raise StreamError(f"result {attrs['result']} has two value writers")
             values[attrs["result"]] = ctx.sink
     return [assemble(fmt, levels[r], values[r], what=f"result {r}") for r, fmt in enumerate(graph.outputs)]
+
+
+def run_block(block: Block, streams: list[list], tensors: list[FiberTree] = (), outputs: list[TensorFormat] = (),
+              arch: Arch | None = None) -> tuple[list[list[tuple[Any, int]]], BlockContext]:
+    """Runs one block on given input streams (for unit tests of primitives).
+
+    ``streams[i]`` feeds ``block.inputs[i]``: a list of tokens (all stamped 0) or of
+    ``(token, stamp)`` pairs. Returns each output's ``(token, stamp)`` list and the block's
+    context (its ``clock``, ``stats`` and writer ``sink``). Raises :class:`StreamError` if the
+    block waits on an exhausted input or leaves input tokens unconsumed.
+    """
+    ins = []
+    for name, toks in zip(block.inputs, streams, strict=True):
+        ch = Channel(name, "<input>", block.name, None, False)
+        ch.queue.extend(t if isinstance(t, tuple) else (t, 0) for t in toks)
+        ins.append(ch)
+    outs = [Channel(name, block.name, None, None, True) for name in block.outputs]
+    ctx = BlockContext(block, ins, outs, arch or Arch(), list(tensors), list(outputs))
+    for wait in IMPLEMENTATIONS[block.kind](ctx):
+        raise StreamError(f"block '{block.name}' waits on input '{wait[1].name}', which has no more tokens")
+    left = [f"'{c.name}' ({len(c.queue)} tokens)" for c in ins if c.queue]
+    if left:
+        raise StreamError(f"block '{block.name}' finished with unconsumed tokens on " + ", ".join(left))
+    ctx.stats.cycles = ctx.clock
+    return [ch.trace for ch in outs], ctx

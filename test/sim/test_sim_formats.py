@@ -1,0 +1,149 @@
+"""Fibertree formats: construction, round trips against torch and scipy, scanning views."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
+
+RNG = np.random.default_rng(0)
+
+
+def sparse_matrix(shape, density=0.3, empty_rows=(1,)):
+    a = (RNG.random(shape) < density) * RNG.standard_normal(shape)
+    for r in empty_rows:
+        if r < shape[0]:
+            a[r] = 0
+    return a.astype(np.float32)
+
+
+FORMATS = {
+    "dense": TensorFormat.dense, "csr": TensorFormat.csr, "csc": TensorFormat.csc,
+    "coo": TensorFormat.coo, "dcsr": TensorFormat.dcsr, "bsr2": lambda s: TensorFormat.bsr(s, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+@pytest.mark.parametrize("shape", [(6, 8), (4, 4), (0, 6), (6, 0), (2, 2)])
+def test_dense_round_trip(name, shape):
+    a = sparse_matrix(shape)
+    tree = FiberTree.from_dense(a, FORMATS[name](shape))
+    np.testing.assert_array_equal(tree.to_dense(), a)
+    assert tree.to_dense().dtype == np.float32
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_all_zero_matrix(name):
+    tree = FiberTree.from_dense(np.zeros((4, 6), np.float32), FORMATS[name]((4, 6)))
+    np.testing.assert_array_equal(tree.to_dense(), 0)
+    if name in ("csr", "csc", "dcsr", "coo"):
+        assert len(tree.vals) == 0
+
+
+def test_csr_arrays_of_the_worked_example():
+    b = np.array([[0, 1, 0, 2], [0, 0, 0, 0], [3, 4, 0, 5]], np.float32)
+    tree = FiberTree.from_dense(b, TensorFormat.csr(b.shape))
+    assert tree.pos[0] is None and tree.pos[1].tolist() == [0, 2, 2, 5]
+    assert tree.crd[1].tolist() == [1, 3, 0, 1, 3] and tree.vals.tolist() == [1, 2, 3, 4, 5]
+    crds, refs = tree.fiber(1, 2)
+    assert crds.tolist() == [0, 1, 3] and refs.tolist() == [2, 3, 4]
+    crds, refs = tree.fiber(0, 0)
+    assert crds.tolist() == [0, 1, 2] and refs.tolist() == [0, 1, 2]
+
+
+def test_scalar_and_vectors_and_3d():
+    s = FiberTree.from_dense(np.float32(2.5))
+    assert s.fmt.levels == () and s.vals.tolist() == [2.5] and s.to_dense() == np.float32(2.5)
+    v = np.array([0, 3, 0, 4], np.float32)
+    for fmt in (TensorFormat.dense((4,)), TensorFormat.coo((4,))):
+        np.testing.assert_array_equal(FiberTree.from_dense(v, fmt).to_dense(), v)
+    t = (RNG.random((3, 4, 5)) < 0.3).astype(np.float32)
+    for fmt in (TensorFormat.dense(t.shape), TensorFormat.coo(t.shape)):
+        np.testing.assert_array_equal(FiberTree.from_dense(t, fmt).to_dense(), t)
+
+
+def test_coo_runs_give_deduplicated_fibers():
+    t = np.zeros((2, 3, 4), np.float32)
+    t[0, 1, 0], t[0, 1, 3], t[0, 2, 2], t[1, 0, 1] = 1, 2, 3, 4
+    tree = FiberTree.from_dense(t, TensorFormat.coo(t.shape))
+    assert tree.crd[0].tolist() == [0, 0, 0, 1]  # stored with one position per entry
+    crds, refs = tree.fiber(0, 0)
+    assert crds.tolist() == [0, 1]
+    crds, refs = tree.fiber(1, int(refs[0]))  # i = 0: j in {1, 2}
+    assert crds.tolist() == [1, 2]
+    crds, refs = tree.fiber(2, int(refs[0]))  # (0, 1): k in {0, 3}
+    assert crds.tolist() == [0, 3] and tree.vals[refs].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("layout", ["csr", "csc", "coo", "bsr", "strided"])
+def test_from_torch_natural_formats(layout):
+    a = sparse_matrix((6, 8))
+    t = torch.from_numpy(a)
+    src = {"csr": t.to_sparse_csr(), "csc": t.to_sparse_csc(), "coo": t.to_sparse_coo(),
+           "bsr": t.to_sparse_bsr((2, 2)), "strided": t}[layout]
+    tree = FiberTree.from_torch(src)
+    want = {"csr": TensorFormat.csr(a.shape), "csc": TensorFormat.csc(a.shape),
+            "coo": TensorFormat.coo(a.shape), "bsr": TensorFormat.bsr(a.shape, 2),
+            "strided": TensorFormat.dense(a.shape)}[layout]
+    assert tree.fmt == want
+    torch.testing.assert_close(tree.to_torch(), t)
+    if layout == "csr":
+        assert tree.pos[1].tolist() == src.crow_indices().tolist()
+        assert tree.crd[1].tolist() == src.col_indices().tolist()
+
+
+def test_from_torch_converts_and_keeps_explicit_zeros():
+    crow, col, val = torch.tensor([0, 2, 2, 3]), torch.tensor([0, 2, 1]), torch.tensor([1.0, 0.0, 3.0])
+    t = torch.sparse_csr_tensor(crow, col, val, (3, 4))
+    tree = FiberTree.from_torch(t)
+    assert tree.vals.tolist() == [1.0, 0.0, 3.0]
+    dcsr = FiberTree.from_torch(t, TensorFormat.dcsr((3, 4)))
+    assert dcsr.crd[0].tolist() == [0, 2] and dcsr.vals.tolist() == [1.0, 0.0, 3.0]
+    torch.testing.assert_close(dcsr.to_torch(), t.to_dense())
+    assert FiberTree.from_torch(t.to_dense(), TensorFormat.csr((3, 4))).vals.tolist() == [1.0, 3.0]
+
+
+def test_from_torch_uncoalesced_coo_sums_duplicates():
+    t = torch.sparse_coo_tensor(torch.tensor([[1, 0, 1], [2, 0, 2]]), torch.tensor([1.0, 2.0, 3.0]), (2, 3))
+    tree = FiberTree.from_torch(t)
+    assert tree.vals.tolist() == [2.0, 4.0]
+    torch.testing.assert_close(tree.to_torch(), t.to_dense())
+
+
+@pytest.mark.parametrize("kind", ["csr", "csc", "coo", "bsr", "lil"])
+def test_from_scipy(kind):
+    a = sparse_matrix((6, 8))
+    m = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "coo": sp.coo_matrix,
+         "bsr": lambda x: sp.bsr_matrix(x, blocksize=(2, 2)), "lil": sp.lil_matrix}[kind](a)
+    tree = FiberTree.from_scipy(m)
+    np.testing.assert_array_equal(tree.to_dense(), a)
+    np.testing.assert_array_equal(FiberTree.from_scipy(m, TensorFormat.dcsr(a.shape)).to_dense(), a)
+
+
+def test_level_sizes_and_describe():
+    fmt = TensorFormat.bsr((4, 6), (2, 3))
+    assert fmt.level_sizes() == (2, 2, 2, 3)
+    assert TensorFormat.csr((3, 4)).describe() == "3x4[dense(0),compressed(1)]"
+
+
+def test_format_errors_list_choices():
+    with pytest.raises(ValueError, match="valid choices: dense, compressed, compressed_nonunique, singleton"):
+        LevelSpec("sparse", 0)
+    with pytest.raises(ValueError, match="valid choices: id, div, mod"):
+        LevelSpec("dense", 0, kind="shift")
+    with pytest.raises(ValueError, match="dim 1 must be indexed"):
+        TensorFormat((2, 3), (LevelSpec("dense", 0),))
+    with pytest.raises(ValueError, match="singleton level must follow"):
+        TensorFormat((2, 3), (LevelSpec("dense", 0), LevelSpec("singleton", 1)))
+    with pytest.raises(ValueError, match="needs a 2-d shape"):
+        TensorFormat.csr((2, 3, 4))
+    with pytest.raises(ValueError, match="block size dividing"):
+        TensorFormat.bsr((5, 4), 2)
+
+
+def test_tree_validation():
+    with pytest.raises(ValueError, match="pos must have 4 entries"):
+        FiberTree(TensorFormat.csr((3, 4)), [None, [0, 1]], [None, [0]], [1.0])
+    with pytest.raises(ValueError, match="outside level sizes"):
+        FiberTree.from_coords([[3, 0]], [1.0], TensorFormat.csr((3, 4)))
