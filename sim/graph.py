@@ -29,9 +29,16 @@ crdhold       inner crd, outer crd -> inner, outer
 level_write   crd ->                                 result, level
 value_write   val ->                                 result
 fork          x -> x*lanes
-join          x*lanes -> x
+join          x*lanes -> x                           depth (optional, default 1: stop levels
+                                                     each forked token grew into; 0 for values)
 broadcast     x -> x*n
 ============  =====================================  ==========================================
+
+Notes on the simulator's reading of these (``docs/timing.md`` has the full semantics): a scan
+with a tensor takes its level format from the bound tensor (``format`` is checked against it);
+the ``ref`` input of ``locate`` carries one parent reference per fiber of its ``crd`` input;
+``reduce`` defaults to ``kind='sum'``; ``spacc`` inputs are ``crds[0..n-1]`` outer to inner,
+then the values.
 """
 
 from __future__ import annotations

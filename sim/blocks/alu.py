@@ -5,8 +5,8 @@ missing operand (``N``) counts as 0.0 (for unary and scalar ops too). Results ar
 computed the way PyTorch float32 eager computes the element-wise op, with the same order of
 operations (``scalar / x`` is ``(1 / x) * scalar``, gelu is ``x * 0.5 * (1 + erf(x / sqrt 2))``):
 add/sub/mul/div/max/min/neg/relu/rsqrt and the scalar ops are bit-exact; sqrt, exp, tanh,
-sigmoid and gelu use numpy's float32 (erf in float64, rounded) where torch's vectorized
-kernels may differ by an ulp or so.
+sigmoid and gelu use numpy float32 (erf in float64, rounded), where torch's vectorized CPU
+kernels are approximations that may differ by about an ulp.
 """
 
 from __future__ import annotations

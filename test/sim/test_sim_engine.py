@@ -173,7 +173,7 @@ def test_engine_dispatch_and_arch_errors():
 
 def test_latency_and_interval_parameters_scale_timing():
     slow = run(chain_graph(), [], Arch(latency=2))
-    # each of the three hops adds one cycle of latency: 7 + 3 - 1 (writer emits nothing)
+    # root -> scanner and scanner -> writer each take one cycle longer: 7 + 2
     assert slow.cycles == 9
     assert run(chain_graph(), [], Arch(initiation_interval=2)).cycles > 7
 
