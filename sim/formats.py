@@ -192,7 +192,7 @@ class FiberTree:
     pos: list
     crd: list
     vals: np.ndarray
-    _runs: dict = field(default_factory=dict, repr=False)
+    _runs: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self):
         self.vals = np.ascontiguousarray(self.vals, dtype=np.float32).reshape(-1)

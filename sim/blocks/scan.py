@@ -1,9 +1,4 @@
-"""Root, level scanner and locate: the blocks that turn references into fibers.
-
-Blocks are generator functions of a block context ``ctx`` (see
-:class:`fuseflow.sim.engines.reference.BlockContext`): ``tok = yield from ctx.recv(port)``,
-``yield from ctx.peek(port)``, ``yield from ctx.send(port, tok)``; ``ctx.step()`` ends a step.
-"""
+"""Root, level scanner and locate: the blocks that turn references into fibers."""
 
 from __future__ import annotations
 

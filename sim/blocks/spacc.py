@@ -73,6 +73,8 @@ def spacc(ctx):
             if entered[m]:
                 continue
             head = yield from ctx.peek(m - 1)
+            if head is DONE:
+                ctx.error(f"crds[{m - 1}] ended before the values")
             if is_stop(head):
                 break  # the parent fiber is empty: no deeper fiber exists for this token
             coords[m - 1] = yield from ctx.recv(m - 1)

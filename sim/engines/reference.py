@@ -35,7 +35,7 @@ class Channel:
         self.depth = depth if consumer is not None else None
         self.queue: deque = deque()
         self.sent = 0
-        self.dequeued: list[int] = []  # dequeue time of every element so far
+        self.dequeued: list[int] = []  # dequeue time of every element so far (bounded FIFOs)
         self.trace: list | None = [] if trace else None
 
     def has_data(self) -> bool:
@@ -69,7 +69,8 @@ class BlockContext:
         tok, stamp = ch.queue.popleft()
         if stamp > self.clock:
             self.clock = stamp
-        ch.dequeued.append(self.clock)
+        if ch.depth is not None:
+            ch.dequeued.append(self.clock)
         self.stats.tokens_in[ch.name] += 1
         return tok
 

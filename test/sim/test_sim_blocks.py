@@ -323,3 +323,24 @@ def test_join_depth1_equals_published_join_on_even_lanes():
     # Every lane gets two units per fiber: stops of lane 0 are lowered to S0.
     assert out1("join", ["a S0 b S1 D".replace("a", "1").replace("b", "2"), "3 S0 4 S1 D"]) == \
         "1 S0 3 S0 2 S0 4 S1 D"
+
+
+def test_spacc_drops_keys_with_empty_coordinates_and_checks_lengths():
+    assert out1("spacc", ["N 1 S1 D", "5.0 2.0 S1 D"], n_out=2, order=1) == ["1 S0 D", "2.0 S0 D"]
+    with pytest.raises(StreamError, match=r"crds\[0\] ended before the values"):
+        out1("spacc", ["D", "1 S1 D", "2.0 S1 D"], n_out=3, order=2)
+
+
+def test_reduce_rejects_unknown_kind():
+    with pytest.raises(StreamError, match="valid kinds: sum, max"):
+        out1("reduce", ["1.0 S0 D"], kind="mean")
+
+
+@pytest.mark.parametrize("refs", ["0 1 2 S0 D", "0 1 2 3 4 S0 D", "0 S0 1 2 S1 D"])
+@pytest.mark.parametrize("lanes", [2, 3])
+def test_join_depth2_merges_two_level_units(refs, lanes):
+    def scan2(stream_text):
+        crd_i, ref_i = out1("scan", [stream_text], n_out=2, tensor=None, size=2)
+        return out1("scan", [ref_i], n_out=2, tensor=None, size=3)[0]
+    forked = out1("fork", [refs], n_out=lanes)
+    assert out1("join", [scan2(lane) for lane in forked], depth=2) == scan2(refs)

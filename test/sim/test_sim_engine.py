@@ -238,3 +238,26 @@ def test_coo_output_written_through_a_coordinate_hold():
     out = res.outputs[0]
     assert out.crd[0].tolist() == [0, 0, 0, 1, 1, 1] and out.crd[1].tolist() == [0, 1, 2, 0, 1, 2]
     np.testing.assert_array_equal(out.to_dense(), np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_spmv_matches_numpy(seed):
+    rng = np.random.default_rng(seed)
+    rows, cols = rng.integers(1, 9, size=2)
+    b = ((rng.random((rows, cols)) < 0.4) * rng.integers(-4, 5, (rows, cols))).astype(np.float32)
+    c = ((rng.random(cols) < 0.6) * rng.integers(-4, 5, cols)).astype(np.float32)
+    graph = spmv_graph()
+    graph.outputs = [TensorFormat.dense((rows,))]
+    inputs = [FiberTree.from_dense(b, TensorFormat.csr(b.shape)),
+              FiberTree.from_dense(c, TensorFormat((cols,), (LevelSpec("compressed", 0),)))]
+    res = run(graph, inputs)
+    np.testing.assert_array_equal(res.outputs[0].to_dense(), b @ c)  # small integers: exact
+
+
+def test_statistics_are_json_ready():
+    import json
+
+    res = run(spmv_graph(), spmv_inputs())
+    json.dumps(res.summary())
+    json.dumps([b.to_dict() for b in res.blocks.values()])
+    assert res.blocks["write_x"].to_dict()["bytes_written"] == 12
