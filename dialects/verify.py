@@ -155,6 +155,8 @@ class _Checker:
             sizes = _int_array(op, attr)
             if sizes is not None and sizes != [1] * count + [0] * (len(sizes) - count):
                 self.error(op, f"'{attr}' must fill the first {count} slots in order, got {sizes}")
+        if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+            return  # IRDL reports the region shape
         block = op.regions[0].blocks[0]
         args, inputs = list(block.arguments), list(op.operands)
         if len(args) != len(inputs):
@@ -166,6 +168,8 @@ class _Checker:
                                f"has type {value.type}")
 
     def terminator(self, op):
+        if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+            return None
         ops = list(op.regions[0].blocks[0].operations)
         if not ops:
             return None
@@ -230,10 +234,12 @@ class _Graph:
 
     def __init__(self, op):
         self.op = op
-        block = op.regions[0].blocks[0]
-        self.values = set(block.arguments)
-        for child in block.operations:
-            self.values.update(child.results)
+        self.values = set()
+        for region in op.regions:
+            for block in region.blocks:
+                self.values.update(block.arguments)
+                for child in block.operations:
+                    self.values.update(child.results)
         self.value_writes: Counter = Counter()
         self.level_writes: Counter = Counter()
 

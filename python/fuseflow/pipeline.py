@@ -114,8 +114,9 @@ class Pipeline:
             if registry.is_registered(el.name):
                 steps.append(registry.create(el.name, el.options))
             elif el.name.startswith(("fuseflow-", "sam-")):
+                known = sorted([*registry.PASSES, *registry.PIPELINES])
                 raise PipelineError(
-                    f"unknown pass '{el.name}'; registered passes: {', '.join(sorted(registry.PASSES))}")
+                    f"unknown pass '{el.name}'; registered passes and pipelines: {', '.join(known)}")
             else:
                 nested = _contains_fuseflow_pass(el.text)
                 if nested:

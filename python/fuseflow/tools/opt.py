@@ -600,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return OptDriver(options).run()
     except (UsageError, PipelineError) as err:
-        sys.stderr.write(f"{TOOL}: error: {err}\n")
+        sys.stderr.write(f"{TOOL}: error: {str(err).strip()}\n")
     except ImportError as err:
         sys.stderr.write(f"{TOOL}: error: a registered pass cannot be loaded: {err}\n")
     return 1
