@@ -27,9 +27,9 @@ class Diagnostic:
     message: str
 
 
-CONTAINERS = ("fuse.kernel", "sam.graph")
 ALU_BINARY = frozenset({"add", "sub", "mul", "div", "max", "min"})
 ALU_SCALAR_PREFIX = "scalar_"
+# One instance of each stream type: all `!sam.val<...>` share one TypeID.
 STREAM_TYPES = ("!sam.ref", "!sam.crd", "!sam.repsig", "!sam.val<f32, array<i64>>")
 
 

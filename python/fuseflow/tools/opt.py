@@ -14,7 +14,7 @@ import re
 import sys
 import traceback
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from fuseflow import mlir
 from fuseflow.dialects import verify
@@ -80,6 +80,7 @@ def _file_line_col(loc) -> tuple[str, int, int] | None:
     for kind in _LOCATION_KINDS:
         if loc.typeid == kind.static_typeid:
             loc = kind(loc)
+            break
     if isinstance(loc, mlir.ir.FileLineColLoc):
         return loc.filename, loc.start_line, loc.start_col
     if isinstance(loc, mlir.ir.NameLoc):
@@ -307,7 +308,6 @@ class Options:
     verify_on_parse: bool = True
     reproducer: str | None = None
     run_reproducer: bool = False
-    pass_flags: list[str] = field(default_factory=list)
 
 
 class _Bool(ChoiceEnum):
@@ -322,13 +322,19 @@ def _parse_bool(text: str, flag: str) -> bool:
         raise UsageError(str(err)) from None
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
+    """The parser of the tool's own flags, and their names (without dashes)."""
     parser = argparse.ArgumentParser(
         prog=TOOL, add_help=False, allow_abbrev=False,
         description="Runs FuseFlow and upstream MLIR passes on MLIR input, like mlir-opt. "
                     "Every FuseFlow pass and named pipeline is also a flag: "
                     "--<pass> or --<pass>='key=value key2=value2' (see --list-passes).")
-    add = parser.add_argument
+    names: set[str] = set()
+
+    def add(*flags, **kwargs):
+        names.update(f[2:] for f in flags if f.startswith("--"))
+        parser.add_argument(*flags, **kwargs)
+
     add("input", nargs="?", default="-", help="input file ('-' for stdin, the default)")
     add("-o", dest="output", default="-", metavar="FILE", help="output file (default: stdout)")
     add("--pass-pipeline", default=None, metavar="PIPELINE",
@@ -351,11 +357,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run the pipeline stored in the input (a reproducer file)")
     add("--list-passes", action="store_true", help="list FuseFlow passes and named pipelines")
     add("-h", "--help", action="store_true", help="show this help")
-    return parser
-
-
-def _tool_flags(parser: argparse.ArgumentParser) -> set[str]:
-    return {s[2:] for a in parser._actions for s in a.option_strings if s.startswith("--")}
+    return parser, names
 
 
 def _is_upstream_pass(name: str) -> bool:
@@ -389,8 +391,8 @@ def _split_pass_flags(argv: list[str], tool_flags: set[str]) -> tuple[list[str],
 
 def parse_command_line(argv: list[str]) -> Options | str:
     """The options of a run, or the text to print for ``--help``/``--list-passes``."""
-    parser = _build_parser()
-    rest, passes = _split_pass_flags(argv, _tool_flags(parser))
+    parser, tool_flags = _build_parser()
+    rest, passes = _split_pass_flags(argv, tool_flags)
     args, unknown = parser.parse_known_args(rest)
     for arg in unknown:
         if arg.lstrip("-").startswith(PASS_PREFIXES):
@@ -414,8 +416,7 @@ def parse_command_line(argv: list[str]) -> Options | str:
         print_debuginfo=args.mlir_print_debuginfo, timing=args.mlir_timing,
         verify_each=_parse_bool(args.verify_each, "--verify-each"),
         verify_on_parse=not args.no_fuseflow_verify_on_parse,
-        reproducer=args.mlir_pass_pipeline_crash_reproducer, run_reproducer=args.run_reproducer,
-        pass_flags=passes)
+        reproducer=args.mlir_pass_pipeline_crash_reproducer, run_reproducer=args.run_reproducer)
 
 
 def list_passes() -> str:
@@ -476,7 +477,6 @@ class OptDriver:
         self.source = Source(STDIN_NAME, "")
         self.reproducer_written = False
         self.notices: list[str] = []  # printed after the diagnostics of the current chunk
-        self._handler = self.ctx.attach_diagnostic_handler(self._on_diagnostic)
 
     def _on_diagnostic(self, diag) -> bool:
         self.diags.append(Diag.from_mlir(diag, self.source.name))
@@ -501,23 +501,31 @@ class OptDriver:
                                        print_generic_op_form=opts.print_generic,
                                        enable_debug_info=opts.print_debuginfo)
         outputs, failed = [], False
-        for chunk in split_input(text, opts.split_marker):
-            self.diags, self.notices = [], []
-            output = self.process(chunk)
-            if opts.verify_diagnostics:
-                report = check_expected(self.diags, parse_expected(chunk.lines, chunk.first_line),
-                                        self.source)
-                self.stderr.write("".join(report))
-                failed |= bool(report)
-            else:
-                self.stderr.write("".join(self.source.format(d) for d in self.diags))
-                failed |= output is None
-            self.stderr.write("".join(self.notices))
-            outputs.append(output or "")
+        handler = self.ctx.attach_diagnostic_handler(self._on_diagnostic)
+        try:
+            for chunk in split_input(text, opts.split_marker):
+                output, chunk_failed = self.run_chunk(chunk)
+                outputs.append(output or "")
+                failed |= chunk_failed
+        finally:
+            handler.detach()
         joined = ((opts.split_marker or "") + "\n").join(outputs)
         self.write(opts.output, joined, keep=not failed)
-        self._handler.detach()
         return 1 if failed else 0
+
+    def run_chunk(self, chunk: Chunk) -> tuple[str | None, bool]:
+        """Processes one chunk and reports its diagnostics; its output and whether it failed."""
+        self.diags, self.notices = [], []
+        output = self.process(chunk)
+        if self.options.verify_diagnostics:
+            report = check_expected(self.diags, parse_expected(chunk.lines, chunk.first_line),
+                                    self.source)
+            failed = bool(report)
+        else:
+            report = [self.source.format(d) for d in self.diags]
+            failed = output is None
+        self.stderr.write("".join(report + self.notices))
+        return output, failed
 
     def process(self, chunk: Chunk) -> str | None:
         """Parses, verifies and transforms one chunk; its printed result, or None on failure."""
