@@ -290,7 +290,7 @@ func.func @alu_unknown_op(%x: tensor<4xf32>) {
 
 // -----
 
-// Tests the ALU arities: binary ops take two values, unary and scalar ops one, and scalar ops
+// Tests that binary ALU ops take two values, unary and scalar ops one, and that scalar ops
 // need their float constant.
 func.func @alu_arity(%x: tensor<4xf32>) {
   "sam.graph"(%x) ({

@@ -13,7 +13,7 @@ func.func @outside() {
 // Tests that an IRDL error is printed with the note MLIR attaches to it.
 func.func @wrong_type() {
   // CHECK: verifier-error.mlir:[[# @LINE + 2]]:8: error: expected base type 'sam.ref' but got '!sam.crd'
-  // CHECK: verifier-error.mlir:[[# @LINE + 1]]:8: note: see current operation: %0 = "sam.root"() : () -> !sam.crd
+  // CHECK: verifier-error.mlir:[[# @LINE + 1]]:8: note: see current operation: %{{.*}} = "sam.root"() : () -> !sam.crd
   %r = "sam.root"() : () -> !sam.crd
   return
 }

@@ -1,7 +1,7 @@
 // RUN: fuseflow-opt %s --split-input-file --verify-diagnostics
 // RUN: not fuseflow-opt %S/Inputs/verify-diagnostics-mismatch.mlir --verify-diagnostics 2>&1 | filecheck %s
 
-// Tests the designators of expected diagnostics: @below, @above, @+N, @-N and the same line.
+// Tests that expectations designate lines with @below, @above, @+N, @-N or their own line.
 func.func @designators() {
   // expected-error @below {{'sam.root' op must be directly inside a 'sam.graph'}}
   %a = "sam.root"() : () -> !sam.ref
@@ -32,7 +32,7 @@ func.func @stacked(%x: tensor<4xf32>) {
 
 // -----
 
-// Tests regular expressions in expected-error-re, FileCheck style.
+// Tests that expected-error-re takes {{regex}} parts, FileCheck style.
 func.func @regex() {
   // expected-error-re @below {{'sam.{{[a-z]+}}' op must be directly inside a {{'sam\.graph'$}}}}
   %a = "sam.root"() : () -> !sam.ref
@@ -41,7 +41,8 @@ func.func @regex() {
 
 // -----
 
-// Tests notes: a redefined symbol is an error with a note at the first definition.
+// Tests that notes are checked: a redefined symbol is an error with a note at the first
+// definition.
 // expected-note @below {{see existing symbol definition here}}
 func.func @twice() {
   return
@@ -53,7 +54,7 @@ func.func @twice() {
 
 // -----
 
-// Tests warnings: the parser ignores external resources it does not know, with a warning.
+// Tests that warnings are checked: the parser warns about external resources it ignores.
 func.func @resources() {
   return
 }
@@ -66,7 +67,7 @@ func.func @resources() {
 
 // -----
 
-// Tests @unknown: a diagnostic without a source location.
+// Tests that @unknown matches a diagnostic without a source location.
 func.func @unknown_location() {
   // expected-error @unknown {{'sam.root' op must be directly inside a 'sam.graph'}}
   %a = "sam.root"() : () -> !sam.ref loc(unknown)

@@ -2,7 +2,7 @@
 // RUN: not fuseflow-opt %s --no-fuseflow-verify-on-parse --canonicalize 2>&1 | filecheck %s --check-prefix=AFTER
 // RUN: fuseflow-opt %s --no-fuseflow-verify-on-parse --verify-each=false --canonicalize | filecheck %s --check-prefix=OFF
 
-// Tests when the dialect verifiers run: after parsing, and after the pipeline unless
+// Tests that the dialect verifiers run after parsing, and after the pipeline unless
 // --verify-each=false.
 // OFF-LABEL: func.func @outside
 // OFF: "sam.root"
