@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from fuseflow import mlir
 from fuseflow.dialects.builders import TERMINATOR, create_container
 from fuseflow.passes.base import Pass, PassFailure, emit_error
-from fuseflow.passes.ir_utils import defining_op, funcs, is_trivial_producer, op_of, walk_nested
+from fuseflow.passes.ir_utils import defining_op, funcs, is_trivial_producer, op_of
 from fuseflow.passes.lowering.builder import GraphBuilder
 from fuseflow.passes.lowering.einsum import LoweringError, extract_einsum
 from fuseflow.passes.lowering.lower import KernelLowering
@@ -117,5 +117,3 @@ def lower_kernel(kernel, order_option: tuple[str, ...] = ()):
     kernel.erase()
     return graph
 
-
-__all__ = ["LowerToSamPass", "lower_kernel", "walk_nested"]

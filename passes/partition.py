@@ -120,7 +120,7 @@ def outline(group: list, name: str):
     for result in outputs:
         for use in result.uses:
             user = op_of(use.owner)
-            if not inside(user) and not _after(last, user):
+            if not inside(user) and not last.is_before_in_block(user):
                 raise emit_error(user, f"op uses a result of kernel '{name}' before the kernel ends")
 
     with mlir.InsertionPoint(last), last.location:
@@ -150,11 +150,6 @@ def outline(group: list, name: str):
             if value in mapping:
                 op.operands[i] = mapping[value]
     return kernel
-
-
-def _after(a, b) -> bool:
-    """Whether op ``b`` comes after op ``a`` in their common block."""
-    return a.is_before_in_block(b) if hasattr(a, "is_before_in_block") else True
 
 
 def _erase_dead_trivial(block) -> None:

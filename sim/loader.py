@@ -59,18 +59,15 @@ def load_graph(graph_op) -> BlockGraph:
     names: dict = {}
     ops = [o.operation if hasattr(o, "operation") else o for o in body.operations][:-1]
 
-    def value_key(v):
-        return v
-
     # Name every result channel and create broadcasts for multi-use streams.
     counter = 0
     consumers_seen: dict = {}
     for op in ops:
-        for r_index, result in enumerate(op.results):
+        for result in op.results:
             base = f"s{counter}"
             counter += 1
             uses = list(result.uses)
-            names[value_key(result)] = base
+            names[result] = base
             consumers_seen[base] = 0
             if len(uses) > 1:
                 outs = tuple(f"{base}.{k}" for k in range(len(uses)))
@@ -81,7 +78,7 @@ def load_graph(graph_op) -> BlockGraph:
                 channel_of[base] = [base]
 
     def take(value):
-        base = names[value_key(value)]
+        base = names[value]
         index = consumers_seen[base]
         consumers_seen[base] += 1
         return channel_of[base][index]
@@ -97,7 +94,7 @@ def load_graph(graph_op) -> BlockGraph:
                 attrs["tensor"] = tensor_index[value]
             else:
                 stream_inputs.append(take(value))
-        outputs = tuple(names[value_key(r)] for r in op.results)
+        outputs = tuple(names[r] for r in op.results)
         if kind in ("scan", "locate"):
             attrs["level"] = _attr_int(op, "level")
             if "tensor" in attrs:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuseflow.passes.lowering.builder import GraphBuilder
-from fuseflow.passes.lowering.einsum import BINARY, Const, Einsum, LoweringError, Op, Use
+from fuseflow.passes.lowering.einsum import Const, Einsum, LoweringError, Op, Use
 
 # Unary ops with f(0) == 0: their iteration space is their operand's.
 ZERO_PRESERVING = {"neg", "relu", "sqrt", "tanh"}
@@ -44,11 +44,8 @@ UNIVERSE = Universe()
 
 def _apply(kind: str, args: list[float]) -> float:
     """Scalar semantics used to decide whether a node is zero where its operands are absent."""
-    with_nan = {
-        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "max": max, "min": min,
-    }
-    return with_nan[kind](*args)
+    table = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "max": max, "min": min}
+    return table[kind](*args)
 
 
 def plan(expr, var: str):
@@ -219,5 +216,3 @@ def _scalar_op(b: GraphBuilder, kind: str, vals, c: float, reverse: bool):
         return b.alu("scalar_rdiv" if reverse else "scalar_div", vals, scalar=c)
     raise AssertionError(f"no scalar form of {kind}")
 
-
-assert set(BINARY) >= UNION_LIKE
