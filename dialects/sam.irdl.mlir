@@ -122,23 +122,33 @@ irdl.dialect @sam {
 
   // n-ary intersecter: coordinates present in every input. `ref_groups[i]` references
   // travel with coordinate input i; all of them are emitted per output coordinate.
+  // `val_groups[i]` value streams (fused intermediates) also travel with coordinate
+  // input i, after its references; without `val_groups` there are none.
   irdl.operation @intersect {
     %ref = irdl.parametric @sam::@ref<>
     %crd = irdl.parametric @sam::@crd<>
+    %e = irdl.any
+    %t = irdl.any
+    %val = irdl.parametric @sam::@val<%e, %t>
     %groups = irdl.base "#builtin.dense_array"
-    irdl.operands(crds: variadic %crd, refs: variadic %ref)
-    irdl.results(crd: %crd, out_refs: variadic %ref)
+    irdl.operands(crds: variadic %crd, refs: variadic %ref, vals: variadic %val)
+    irdl.results(crd: %crd, out_refs: variadic %ref, out_vals: variadic %val)
     irdl.attributes { "ref_groups" = %groups }
   }
 
   // n-ary unioner: coordinates present in any input; N for the references of an input
   // that lacks the coordinate.
+  // `val_groups[i]` value streams (fused intermediates) also travel with coordinate
+  // input i, after its references; without `val_groups` there are none.
   irdl.operation @union {
     %ref = irdl.parametric @sam::@ref<>
     %crd = irdl.parametric @sam::@crd<>
+    %e = irdl.any
+    %t = irdl.any
+    %val = irdl.parametric @sam::@val<%e, %t>
     %groups = irdl.base "#builtin.dense_array"
-    irdl.operands(crds: variadic %crd, refs: variadic %ref)
-    irdl.results(crd: %crd, out_refs: variadic %ref)
+    irdl.operands(crds: variadic %crd, refs: variadic %ref, vals: variadic %val)
+    irdl.results(crd: %crd, out_refs: variadic %ref, out_vals: variadic %val)
     irdl.attributes { "ref_groups" = %groups }
   }
 
@@ -154,7 +164,7 @@ irdl.dialect @sam {
   }
 
   // Arithmetic on one or two value streams; `scalar` (optional attribute) is the constant
-  // operand of the scalar ops.
+  // operand of the scalar ops. `mask_fill(m, x)` is x where m != 0, else `scalar`.
   irdl.operation @alu {
     %e = irdl.any
     %t = irdl.any
@@ -181,7 +191,8 @@ irdl.dialect @sam {
     %srdiv = irdl.is "scalar_rdiv"
     %smax = irdl.is "scalar_max"
     %smin = irdl.is "scalar_min"
-    %kind = irdl.any_of(%add, %sub, %mul, %div, %max, %min, %neg, %exp, %rsqrt, %sqrt, %sigmoid, %tanh, %gelu, %relu, %sadd, %ssub, %srsub, %smul, %sdiv, %srdiv, %smax, %smin)
+    %maskfill = irdl.is "mask_fill"
+    %kind = irdl.any_of(%add, %sub, %mul, %div, %max, %min, %neg, %exp, %rsqrt, %sqrt, %sigmoid, %tanh, %gelu, %relu, %sadd, %ssub, %srsub, %smul, %sdiv, %srdiv, %smax, %smin, %maskfill)
     irdl.operands(lhs: %val, rhs: optional %val)
     irdl.results(out: %val)
     irdl.attributes { "op" = %kind }

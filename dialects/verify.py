@@ -27,7 +27,8 @@ class Diagnostic:
     message: str
 
 
-ALU_BINARY = frozenset({"add", "sub", "mul", "div", "max", "min"})
+ALU_BINARY = frozenset({"add", "sub", "mul", "div", "max", "min", "mask_fill"})
+ALU_NEEDS_SCALAR = frozenset({"mask_fill"})
 ALU_SCALAR_PREFIX = "scalar_"
 # One instance of each stream type: all `!sam.val<...>` share one TypeID.
 STREAM_TYPES = ("!sam.ref", "!sam.crd", "!sam.repsig", "!sam.val<f32, array<i64>>")
@@ -267,7 +268,8 @@ def _check_alu(checker: _Checker, op, graph: _Graph) -> None:
         checker.error(op, f"'{kind}' takes {arity} operand{'s' if arity > 1 else ''}, "
                           f"got {len(op.operands)}")
     scalar = op.attributes["scalar"] if "scalar" in op.attributes else None
-    if kind.startswith(ALU_SCALAR_PREFIX) and not isinstance(scalar, mlir.FloatAttr):
+    needs_scalar = kind.startswith(ALU_SCALAR_PREFIX) or kind in ALU_NEEDS_SCALAR
+    if needs_scalar and not isinstance(scalar, mlir.FloatAttr):
         checker.error(op, f"'{kind}' needs a float 'scalar' attribute")
 
 
@@ -275,17 +277,24 @@ def _check_joiner(checker: _Checker, op, graph: _Graph) -> None:
     segments, groups = _int_array(op, "operandSegmentSizes"), _int_array(op, "ref_groups")
     if segments is None or groups is None:
         return  # IRDL reports missing attributes
-    crds, refs = segments
+    crds, refs, vals = segments
+    val_groups = _int_array(op, "val_groups") if "val_groups" in op.attributes else [0] * crds
     if crds < 2:
         checker.error(op, f"needs at least 2 coordinate inputs, got {crds}")
-    if len(groups) != crds:
-        checker.error(op, f"'ref_groups' has {len(groups)} entries but there are {crds} "
-                          "coordinate inputs")
-    if any(g < 0 for g in groups) or sum(groups) != refs:
-        checker.error(op, f"'ref_groups' {groups} must be non-negative and sum to the {refs} "
-                          "reference inputs")
-    if len(op.results) - 1 != refs:
-        checker.error(op, f"has {len(op.results) - 1} reference results but {refs} reference inputs")
+    for name, grp, total, what in (("ref_groups", groups, refs, "reference"),
+                                   ("val_groups", val_groups, vals, "value")):
+        if grp is None:
+            checker.error(op, f"'{name}' must be a dense i64 array")
+            return
+        if len(grp) != crds:
+            checker.error(op, f"'{name}' has {len(grp)} entries but there are {crds} "
+                              "coordinate inputs")
+        if any(g < 0 for g in grp) or sum(grp) != total:
+            checker.error(op, f"'{name}' {grp} must be non-negative and sum to the {total} "
+                              f"{what} inputs")
+    if len(op.results) - 1 != refs + vals:
+        checker.error(op, f"has {len(op.results) - 1} stream results but {refs + vals} "
+                          "reference and value inputs")
 
 
 def _check_spacc(checker: _Checker, op, graph: _Graph) -> None:

@@ -27,14 +27,15 @@ by default the rule in :mod:`fuseflow.passes.lowering.order` chooses.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from fuseflow import mlir
 from fuseflow.dialects.builders import TERMINATOR, create_container
 from fuseflow.passes.base import Pass, PassFailure, emit_error
-from fuseflow.passes.ir_utils import defining_op, funcs, is_trivial_producer, op_of
+from fuseflow.passes.ir_utils import funcs, is_trivial_producer, op_of
 from fuseflow.passes.lowering.builder import GraphBuilder
-from fuseflow.passes.lowering.einsum import LoweringError, extract_einsum
+from fuseflow.passes.lowering.einsum import LoweringError, extract_kernel
 from fuseflow.passes.lowering.lower import KernelLowering
 from fuseflow.passes.lowering.order import default_order, legal_orders, violation
 
@@ -60,57 +61,42 @@ class LowerToSamPass(Pass):
             raise PassFailure("fuseflow-lower-to-sam: see the located errors")
 
 
-def _kernel_compute(kernel):
-    body = kernel.regions[0].blocks[0]
-    ops = [op_of(o) for o in body.operations]
-    terminator = ops[-1]
+def _first_compute_location(kernel):
+    """Where a kernel's errors are reported: its last compute op (the one yielding a result)."""
+    ops = [op_of(o) for o in kernel.regions[0].blocks[0].operations]
     compute = [o for o in ops[:-1] if not is_trivial_producer(o) and o.name != "tensor.cast"]
-    return compute, terminator
+    return compute[-1].location if compute else kernel.location
 
 
 def lower_kernel(kernel, order_option: tuple[str, ...] = ()):
     """Replaces one ``fuse.kernel`` by its ``sam.graph``."""
-    compute, terminator = _kernel_compute(kernel)
-    if len(compute) != 1:
-        raise LoweringError(kernel.location, f"kernel holds {len(compute)} linalg ops; fusing "
-                                             "several ops into one graph is not supported yet")
-    yielded = list(terminator.operands)
-    if len(yielded) != 1:
-        raise LoweringError(kernel.location, "kernels with several results are not supported yet")
-    value = yielded[0]
-    result_type = value.type
-    producer = defining_op(value)
-    if producer is not None and producer.name == "tensor.cast":
-        value = list(producer.operands)[0]
-        producer = defining_op(value)
-    if producer is None or producer != compute[0]:
-        raise LoweringError(kernel.location, "kernel result is not computed by its linalg op")
-    block = kernel.regions[0].blocks[0]
-    arg_index = {arg: i for i, arg in enumerate(block.arguments)}
-    einsum = extract_einsum(producer, arg_index, result_type)
+    body = kernel.regions[0].blocks[0]
+    terminator = op_of(list(body.operations)[-1])
+    arg_index = {arg: i for i, arg in enumerate(body.arguments)}
+    expr = extract_kernel(list(terminator.operands), arg_index, kernel.location)
+    loc = _first_compute_location(kernel)
     if order_option:
         order = tuple(order_option)
-        why = violation(einsum, order)
+        why = violation(expr, order)
         if why:
-            legal = "; ".join(",".join(o) for o in legal_orders(einsum))
-            raise LoweringError(producer.location, f"{why}; legal orders: {legal}")
+            legal = "; ".join(",".join(o) for o in itertools.islice(legal_orders(expr), 50))
+            raise LoweringError(loc, f"{why}; legal orders: {legal}")
     else:
-        order = default_order(einsum)
+        order = default_order(expr)
         if order is None:
-            raise LoweringError(producer.location,
-                                "no dataflow order visits every tensor's levels in storage order "
-                                f"for {einsum}")
+            raise LoweringError(loc, "no dataflow order visits every tensor's levels in storage "
+                                     f"order for {expr}")
     inputs = list(kernel.operands)
     with mlir.InsertionPoint(kernel):
         graph, gblock = create_container(
             "sam.graph", inputs, [r.type for r in kernel.results],
             {"name": kernel.attributes["name"] if "name" in kernel.attributes else mlir.StringAttr.get("graph"),
-             "fuseflow.einsum": mlir.StringAttr.get(str(einsum)),
+             "fuseflow.einsum": mlir.StringAttr.get(str(expr)),
              "fuseflow.order": mlir.ir.ArrayAttr.get([mlir.StringAttr.get(v) for v in order])},
             loc=kernel.location)
     with mlir.InsertionPoint(gblock):
-        builder = GraphBuilder(gblock, producer.location, list(gblock.arguments))
-        KernelLowering(einsum, order, builder).run(result=0)
+        builder = GraphBuilder(gblock, loc, list(gblock.arguments))
+        KernelLowering(expr, order, builder).run()
         mlir.Operation.create(TERMINATOR, operands=[], loc=kernel.location)
     for old, new in zip(kernel.results, graph.results):
         old.replace_all_uses_with(new)

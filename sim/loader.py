@@ -105,7 +105,7 @@ def load_graph(graph_op) -> BlockGraph:
             else:
                 attrs.update(tensor=None, format="dense", size=_attr_int(op, "size"))
         elif kind in ("intersect", "union"):
-            attrs["ref_groups"] = tuple(mlir.DenseI64ArrayAttr(op.attributes["ref_groups"]))
+            stream_inputs, outputs, attrs["ref_groups"] = _joiner_ports(op, stream_inputs, outputs)
         elif kind == "alu":
             attrs["op"] = mlir.StringAttr(op.attributes["op"]).value
             attrs["scalar"] = (float(mlir.FloatAttr(op.attributes["scalar"]).value)
@@ -129,6 +129,25 @@ def load_graph(graph_op) -> BlockGraph:
     graph = BlockGraph(blocks, outputs, name)
     graph.validate()
     return graph
+
+
+def _joiner_ports(op, inputs: list, outputs: tuple):
+    """Reorders a joiner's ports so each coordinate input's references and values (fused
+    intermediates travel through joiners like references) form one group of ``ref_groups``."""
+    refs = [int(g) for g in mlir.DenseI64ArrayAttr(op.attributes["ref_groups"])]
+    n = len(refs)
+    vals = ([int(g) for g in mlir.DenseI64ArrayAttr(op.attributes["val_groups"])]
+            if "val_groups" in op.attributes else [0] * n)
+    crd_in, ref_in = inputs[:n], inputs[n:n + sum(refs)]
+    val_in = inputs[n + sum(refs):]
+    ref_out, val_out = outputs[1:1 + sum(refs)], outputs[1 + sum(refs):]
+    new_in, new_out = list(crd_in), [outputs[0]]
+    r = v = 0
+    for g_ref, g_val in zip(refs, vals):
+        new_in += ref_in[r:r + g_ref] + val_in[v:v + g_val]
+        new_out += list(ref_out[r:r + g_ref]) + list(val_out[v:v + g_val])
+        r, v = r + g_ref, v + g_val
+    return new_in, tuple(new_out), tuple(a + b for a, b in zip(refs, vals))
 
 
 def input_formats(graph_op) -> list[TensorFormat]:

@@ -1,7 +1,9 @@
 """Emits ``sam`` ops into a ``sam.graph`` body, one method per primitive.
 
-Every stream is an SSA value; a value with several uses is a broadcast. Repeat signals are
-cached per coordinate stream so each stream is built once.
+Every stream is an SSA value; a value with several uses is a broadcast. Ops are hash-consed:
+asking for an op identical to one built before (same name, operands and attributes) returns
+the existing one, so each stream is built once and shared by every consumer (a fused
+intermediate used twice, the two scans of one tensor level from the same reference, ...).
 """
 
 from __future__ import annotations
@@ -20,11 +22,21 @@ class GraphBuilder:
         self.crd_t = mlir.Type.parse("!sam.crd")
         self.sig_t = mlir.Type.parse("!sam.repsig")
         self.val_t = mlir.Type.parse("!sam.val<f32, array<i64>>")
-        self._repsigs: dict = {}
+        self._built: dict = {}
 
-    def _op(self, name, operands, results, attrs=None):
-        return mlir.Operation.create(name, results=results, operands=operands,
-                                     attributes=attrs or {}, loc=self.loc)
+    def _op(self, name, operands, results, attrs=None, pure=True):
+        """Creates an op, or returns the identical one built before (streams are built once)."""
+        attrs = attrs or {}
+        key = None
+        if pure:
+            key = (name, tuple(operands), tuple(sorted((k, str(v)) for k, v in attrs.items())))
+            if key in self._built:
+                return self._built[key]
+        op = mlir.Operation.create(name, results=results, operands=operands,
+                                   attributes=attrs, loc=self.loc)
+        if key is not None:
+            self._built[key] = op
+        return op
 
     @staticmethod
     def _i64(value: int):
@@ -46,25 +58,28 @@ class GraphBuilder:
         return op.results[0], op.results[1]
 
     def repsig(self, crd):
-        key = crd
-        if key not in self._repsigs:
-            self._repsigs[key] = self._op("sam.repsiggen", [crd], [self.sig_t]).results[0]
-        return self._repsigs[key]
+        return self._op("sam.repsiggen", [crd], [self.sig_t]).results[0]
 
     def repeat(self, stream, crd):
         """Repeats ``stream`` (refs or values) once per coordinate of ``crd``."""
         return self._op("sam.repeat", [stream, self.repsig(crd)], [stream.type]).results[0]
 
-    def joiner(self, kind: str, groups: list[tuple[object, list]]):
-        """``sam.intersect``/``sam.union`` of (crd, refs) groups: returns (crd, refs)."""
+    def joiner(self, kind: str, groups: list[tuple[object, list, list]]):
+        """``sam.intersect``/``sam.union`` of (crd, refs, vals) groups: (crd, refs, vals)."""
         crds = [g[0] for g in groups]
         refs = [r for g in groups for r in g[1]]
+        vals = [v for g in groups for v in g[2]]
         attrs = {
             "ref_groups": mlir.DenseI64ArrayAttr.get([len(g[1]) for g in groups]),
-            "operandSegmentSizes": mlir.DenseI32ArrayAttr.get([len(crds), len(refs)]),
+            "operandSegmentSizes": mlir.DenseI32ArrayAttr.get([len(crds), len(refs), len(vals)]),
+            "resultSegmentSizes": mlir.DenseI32ArrayAttr.get([1, len(refs), len(vals)]),
         }
-        op = self._op(f"sam.{kind}", crds + refs, [self.crd_t] + [self.ref_t] * len(refs), attrs)
-        return op.results[0], list(op.results)[1:]
+        if vals:
+            attrs["val_groups"] = mlir.DenseI64ArrayAttr.get([len(g[2]) for g in groups])
+        op = self._op(f"sam.{kind}", crds + refs + vals,
+                      [self.crd_t] + [self.ref_t] * len(refs) + [self.val_t] * len(vals), attrs)
+        results = list(op.results)
+        return results[0], results[1:1 + len(refs)], results[1 + len(refs):]
 
     def array(self, ref, tensor: int):
         return self._op("sam.array", [ref, self.tensors[tensor]], [self.val_t]).results[0]
@@ -93,7 +108,7 @@ class GraphBuilder:
 
     def level_write(self, crd, result: int, level: int):
         self._op("sam.level_write", [crd], [],
-                 {"result": self._i64(result), "level": self._i64(level)})
+                 {"result": self._i64(result), "level": self._i64(level)}, pure=False)
 
     def value_write(self, val, result: int):
-        self._op("sam.value_write", [val], [], {"result": self._i64(result)})
+        self._op("sam.value_write", [val], [], {"result": self._i64(result)}, pure=False)

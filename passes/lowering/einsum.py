@@ -1,9 +1,17 @@
-"""Index notation of a kernel: each ``linalg.generic`` as an Einsum over index variables.
+"""Fused index notation of a kernel: its linalg ops as one expression over global variables.
 
-``extract_einsum`` reads one generic whose inputs are kernel arguments and returns an
-:class:`Einsum`: an expression tree whose leaves are *uses* of tensors (each occurrence of an
-operand in the body is its own use, with its own streams), the output's storage-level
-variables, the reduction variables and kind, and every variable's extent. Anything the
+:func:`extract_kernel` reads the ops of one ``fuse.kernel`` and returns a :class:`KernelExpr`:
+for each kernel result, an expression tree whose leaves are *uses* of kernel inputs (each
+occurrence of an input is its own use, with its own streams) and whose inner nodes are
+arithmetic (:class:`Op`) and reductions (:class:`Reduce`). A producer consumed inside the
+kernel is inlined into its consumer: the producer's parallel loops are *unified* with the
+consumer's index variables through the consumer's indexing map, and its reduction loops get
+fresh variables bound by the :class:`Reduce` node. A producer used twice is inlined twice
+(each instance with its own bound variables); the lowering shares the streams the two
+instances have in common.
+
+Variables are named ``d<k>``: the root op's loops keep their linalg names ``d0..dn``; bound
+variables of inlined producers continue the numbering in the order they are met. Anything the
 lowering cannot express is a :class:`LoweringError` located at the op that caused it.
 """
 
@@ -13,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from fuseflow import mlir
-from fuseflow.dialects.types import Level, UnsupportedTypeError, storage_levels
+from fuseflow.dialects.types import UnsupportedTypeError, storage_levels
 from fuseflow.passes.ir_utils import defining_op, generic_inputs, generic_outputs, is_fill, op_of
 
 
@@ -50,13 +58,32 @@ class Const:
 
 @dataclass(frozen=True)
 class Op:
-    """An arithmetic node; ``kind`` is a sam.alu op name (binary or unary)."""
+    """An arithmetic node; ``kind`` is a sam.alu op name (binary or unary), or ``mask_fill``
+    (``args = (mask, x)``: x where mask is non-zero, else ``fill``)."""
 
     kind: str
     args: tuple
+    fill: float | None = None
 
     def __str__(self):
-        return f"{self.kind}({', '.join(str(a) for a in self.args)})"
+        extra = f", fill={self.fill}" if self.fill is not None else ""
+        return f"{self.kind}({', '.join(str(a) for a in self.args)}{extra})"
+
+
+@dataclass(frozen=True, eq=False)
+class Reduce:
+    """``init (+|max) reduce_{vars} body``: a reduction binding ``vars`` (identity equality)."""
+
+    rid: int
+    kind: str                        # 'sum' | 'max'
+    vars: tuple[str, ...]
+    body: object
+    init: float | None               # accumulator initial value (None: the kind's identity)
+    free: tuple[str, ...]            # variables of the body not bound here, sorted by name
+
+    def __str__(self):
+        init = f"{self.init} + " if self.init is not None else ""
+        return f"{init}{self.kind}_{{{','.join(self.vars)}}}({self.body})"
 
 
 BINARY = ("add", "sub", "mul", "div", "max", "min")
@@ -64,25 +91,64 @@ UNARY = ("neg", "exp", "rsqrt", "sqrt", "sigmoid", "tanh", "relu")
 
 
 @dataclass
-class Einsum:
-    """``out[out_vars] = init (+|max) reduce_{reduce_vars} body`` over named index variables."""
+class Root:
+    """One kernel result: ``out[out_vars] = expr`` written in ``result_type``'s format."""
 
-    body: object
+    expr: object
+    out_vars: tuple[str, ...]        # variable of each output storage level
+    result_type: object
+    index: int
+
+    def __str__(self):
+        return f"out{self.index}[{','.join(self.out_vars)}] = {self.expr}"
+
+
+@dataclass
+class KernelExpr:
+    """The fused index notation of one kernel: its results over shared variables."""
+
+    roots: list[Root]
     uses: list[Use]
-    out_vars: tuple[str, ...]       # variable of each output storage level
-    reduce_vars: tuple[str, ...]
-    reduce_kind: str | None          # 'sum' | 'max' | None
-    init: float | None               # accumulator initial value when reducing
     sizes: dict[str, int] = field(default_factory=dict)
-    result_type: object = None
     loc: object = None
 
     def all_vars(self) -> tuple[str, ...]:
-        return tuple(self.sizes)
+        return tuple(sorted(self.sizes, key=_var_rank))
+
+    def reduces(self) -> list[Reduce]:
+        """Every reduction node, outermost first."""
+        found: list[Reduce] = []
+        for root in self.roots:
+            _collect(root.expr, Reduce, found)
+        return found
 
     def __str__(self):
-        red = f"{self.reduce_kind}_{{{','.join(self.reduce_vars)}}} " if self.reduce_vars else ""
-        return f"out[{','.join(self.out_vars)}] = {red}{self.body}"
+        return "; ".join(str(r) for r in self.roots)
+
+
+def _var_rank(name: str) -> int:
+    return int(name[1:])
+
+
+def _collect(expr, cls, found: list) -> None:
+    if isinstance(expr, cls) and expr not in found:
+        found.append(expr)
+    if isinstance(expr, Op):
+        for a in expr.args:
+            _collect(a, cls, found)
+    elif isinstance(expr, Reduce):
+        _collect(expr.body, cls, found)
+
+
+def expr_vars(expr) -> set[str]:
+    """Free variables of ``expr``."""
+    if isinstance(expr, Use):
+        return set(expr.vars)
+    if isinstance(expr, Op):
+        return set().union(*(expr_vars(a) for a in expr.args))
+    if isinstance(expr, Reduce):
+        return set(expr.free)
+    return set()
 
 
 ARITH_BINARY = {
@@ -92,6 +158,10 @@ ARITH_BINARY = {
 }
 UNARY_OPS = {"arith.negf": "neg", "math.exp": "exp", "math.rsqrt": "rsqrt",
              "math.sqrt": "sqrt", "math.tanh": "tanh"}
+IDENTITY_OPS = ("arith.extf", "arith.truncf")
+"""Precision casts inside a body: values are simulated in float32 throughout."""
+VIEW_OPS = ("tensor.expand_shape", "tensor.collapse_shape")
+"""Reshapes the lowering sees through when they only add or drop size-1 dimensions."""
 
 
 def _float_const(value) -> float | None:
@@ -121,139 +191,294 @@ def _init_value(out_value, loc) -> float | None:
                         f"unsupported initialization of a kernel output by '{producer.name}'")
 
 
-def _access_vars(map_attr, value_type, iter_names, loc, what):
-    """The scanned storage levels of an operand and the index variable of each."""
-    try:
-        shape, levels = storage_levels(value_type)
-    except UnsupportedTypeError as err:
-        raise LoweringError(loc, f"{what}: {err}") from None
-    amap = mlir.ir.AffineMapAttr(map_attr).value
-    results = list(amap.results)
-    scanned, names = [], []
-    for index, level in enumerate(levels):
-        if level.kind != "id":
-            raise LoweringError(loc, f"{what}: blocked level '{level.kind} {level.block}' of "
-                                f"'{value_type}' is not supported by the scalar lowering")
-        text = str(results[level.dim]).strip()
-        if text.startswith("d") and text[1:].isdigit():
+def _map_results(map_attr) -> list[str]:
+    return [str(r).strip() for r in mlir.ir.AffineMapAttr(map_attr).value.results]
+
+
+def _dim_of(text: str) -> int | None:
+    return int(text[1:]) if text.startswith("d") and text[1:].isdigit() else None
+
+
+def _unit_reassociation(op) -> list[list[int]] | None:
+    """Reassociation groups of an expand/collapse_shape, or None if not just size-1 dims."""
+    groups = [[int(mlir.IntegerAttr(i).value) for i in mlir.ir.ArrayAttr(g)]
+              for g in mlir.ir.ArrayAttr(op.attributes["reassociation"])]
+    big = (op.results[0].type if op.name == "tensor.expand_shape" else list(op.operands)[0].type)
+    shape = mlir.RankedTensorType(big).shape
+    for g in groups:
+        if sum(1 for d in g if shape[d] != 1) > 1:
+            return None
+    return groups
+
+
+class _Extractor:
+    """Inlines the linalg ops of one kernel into expression trees over global variables."""
+
+    def __init__(self, arg_index: dict, loc):
+        self.arg_index = arg_index
+        self.loc = loc
+        self.uses: list[Use] = []
+        self.sizes: dict[str, int] = {}
+        self.next_var = 0
+        self.next_rid = 0
+
+    def fresh(self) -> str:
+        name = f"d{self.next_var}"
+        self.next_var += 1
+        return name
+
+    def note(self, var: str, extent: int) -> None:
+        self.sizes.setdefault(var, extent)
+
+    # Tensors ---------------------------------------------------------------------------
+    def tensor(self, value, dim_vars: list, loc):
+        """Expression of ``value[dim_vars]``; None entries are size-1 broadcast dimensions."""
+        shape = mlir.RankedTensorType(value.type).shape
+        for var, extent in zip(dim_vars, shape):
+            if var is not None:
+                self.note(var, extent)
+        if value in self.arg_index:
+            return self._use(value, dim_vars, loc)
+        producer = defining_op(value)
+        if producer is None:
+            raise LoweringError(loc, "operand is a block argument that is not a kernel input")
+        if producer.name == "tensor.cast":
+            return self.tensor(list(producer.operands)[0], dim_vars, loc)
+        if producer.name in VIEW_OPS:
+            return self._view(producer, dim_vars, loc)
+        if producer.name == "linalg.generic":
+            index = list(producer.results).index(value)
+            return self._generic(producer, index, dim_vars)
+        if producer.name.startswith("linalg."):
+            raise LoweringError(producer.location, f"unsupported op '{producer.name}': only "
+                                "linalg.generic can be lowered (run fuseflow-normalize first)")
+        raise LoweringError(producer.location, f"unsupported op '{producer.name}' inside a kernel")
+
+    def _view(self, op, dim_vars, loc):
+        groups = _unit_reassociation(op)
+        if groups is None:
+            raise LoweringError(op.location, f"'{op.name}' that merges or splits dimensions larger "
+                                             "than 1 is not supported")
+        source = list(op.operands)[0]
+        src_shape = mlir.RankedTensorType(source.type).shape
+        res_shape = mlir.RankedTensorType(op.results[0].type).shape
+        if op.name == "tensor.expand_shape":      # result dims grouped per source dim
+            src_vars = []
+            for g in groups:
+                big = [d for d in g if res_shape[d] != 1]
+                src_vars.append(dim_vars[big[0]] if big else None)
+        else:                                      # source dims grouped per result dim
+            src_vars = [None] * len(src_shape)
+            for r, g in enumerate(groups):
+                big = [d for d in g if src_shape[d] != 1]
+                if big:
+                    src_vars[big[0]] = dim_vars[r]
+        return self.tensor(source, src_vars, loc)
+
+    def _use(self, value, dim_vars, loc):
+        try:
+            shape, levels = storage_levels(value.type)
+        except UnsupportedTypeError as err:
+            raise LoweringError(loc, str(err)) from None
+        scanned, names = [], []
+        for index, level in enumerate(levels):
+            if level.kind != "id":
+                raise LoweringError(loc, f"blocked level '{level.kind} {level.block}' of "
+                                         f"'{value.type}' is not supported by the scalar lowering")
+            var = dim_vars[level.dim]
+            if var is None:
+                if shape[level.dim] == 1 and level.format == "dense":
+                    continue  # a broadcast size-1 dense level: its child reference equals its parent's
+                raise LoweringError(loc, f"a size-1 broadcast of the {level.format} level {index} "
+                                         f"of '{value.type}' is not supported")
             scanned.append(index)
-            names.append(iter_names[int(text[1:])])
-        elif text == "0" and shape[level.dim] == 1 and level.format == "dense":
-            continue  # a broadcast size-1 dense level: its child reference equals its parent's
-        else:
-            raise LoweringError(loc, f"{what}: indexing expression '{text}' is not supported")
-    return shape, levels, tuple(scanned), tuple(names)
-
-
-def extract_einsum(generic, arg_index: dict, result_type, var_prefix: str = "") -> Einsum:
-    """Index notation of ``generic``; ``arg_index`` maps kernel block arguments to input numbers."""
-    generic = op_of(generic)
-    loc = generic.location
-    if generic.name != "linalg.generic":
-        raise LoweringError(loc, f"unsupported op '{generic.name}': only linalg.generic can be "
-                                 "lowered (run fuseflow-normalize first)")
-    iter_types = [str(a) for a in mlir.ir.ArrayAttr(generic.attributes["iterator_types"])]
-    iter_names = [f"{var_prefix}d{k}" for k in range(len(iter_types))]
-    maps = list(mlir.ir.ArrayAttr(generic.attributes["indexing_maps"]))
-    ins, outs = generic_inputs(generic), generic_outputs(generic)
-    if len(outs) != 1:
-        raise LoweringError(loc, f"linalg.generic with {len(outs)} outputs is not supported")
-    sizes: dict[str, int] = {}
-    body_block = generic.regions[0].blocks[0]
-    args = list(body_block.arguments)
-    uses: list[Use] = []
-
-    def note_sizes(shape, levels, scanned, names):
-        for lvl, var in zip(scanned, names):
-            sizes.setdefault(var, shape[levels[lvl].dim])
-
-    leaf_for_arg: dict[int, object] = {}
-    for i, value in enumerate(ins):
-        const = _float_const(value)
-        if const is not None:
-            leaf_for_arg[i] = Const(const)
-            continue
-        if not isinstance(value.type, mlir.RankedTensorType):
-            raise LoweringError(loc, f"scalar input #{i} of linalg.generic is not a constant")
-        if value not in arg_index:
-            producer = defining_op(value)
-            raise LoweringError(loc, f"input #{i} is produced inside the kernel by "
-                                     f"'{producer.name if producer else '?'}'; fusing several "
-                                     "linalg ops into one kernel is not supported yet")
-        leaf_for_arg[i] = (arg_index[value], maps[i], value.type)
-
-    def use_of(i):
-        operand, amap, vtype = leaf_for_arg[i]
-        shape, levels, scanned, names = _access_vars(amap, vtype, iter_names, loc, f"input #{i}")
-        note_sizes(shape, levels, scanned, names)
-        use = Use(len(uses), operand, scanned, names)
-        uses.append(use)
+            names.append(var)
+        if len(set(names)) != len(names):
+            raise LoweringError(loc, f"diagonal access {names} of '{value.type}' is not supported")
+        use = Use(len(self.uses), self.arg_index[value], tuple(scanned), tuple(names))
+        self.uses.append(use)
         return use
 
-    out_shape, out_levels, out_scanned, out_names = _access_vars(
-        maps[len(ins)], result_type, iter_names, loc, "result")
-    if len(out_scanned) != len(out_levels):
-        raise LoweringError(loc, "results with broadcast levels are not supported")
-    note_sizes(out_shape, out_levels, out_scanned, out_names)
-    out_arg = args[len(ins)]
-    values: dict = {}
+    # Generic ops -----------------------------------------------------------------------
+    def loop_vars(self, generic, result: int, dim_vars: list) -> list[str]:
+        """Variables of ``generic``'s loops: output dims unified with ``dim_vars``, others fresh."""
+        loc = generic.location
+        n_loops = len(mlir.ir.ArrayAttr(generic.attributes["iterator_types"]))
+        maps = list(mlir.ir.ArrayAttr(generic.attributes["indexing_maps"]))
+        out_map = _map_results(maps[len(generic_inputs(generic)) + result])
+        loops: list[str | None] = [None] * n_loops
+        for pos, text in enumerate(out_map):
+            dim = _dim_of(text)
+            if dim is None:
+                if text != "0":
+                    raise LoweringError(loc, f"output indexing expression '{text}' is not supported")
+                continue
+            var = dim_vars[pos] if pos < len(dim_vars) else None
+            if var is None:
+                var = self.fresh()       # a size-1 output dim the consumer broadcasts
+            loops[dim] = var
+        return [v if v is not None else self.fresh() for v in loops]
 
-    def expr_of(value):
-        if value in values:
-            return values[value]
-        for i, arg in enumerate(args[: len(ins)]):
-            if value == arg:
-                leaf = leaf_for_arg[i]
-                # One body value is one use: all its occurrences share its streams.
-                values[value] = leaf if isinstance(leaf, Const) else use_of(i)
-                return values[value]
-        if value == out_arg:
-            return OUT
-        const = _float_const(value)
-        if const is not None:
-            return Const(const)
-        raise LoweringError(loc, "linalg.generic body reads a value defined outside it that is "
-                                 "not a constant")
+    def _generic(self, generic, result: int, dim_vars: list):
+        loc = generic.location
+        iter_types = [str(a) for a in mlir.ir.ArrayAttr(generic.attributes["iterator_types"])]
+        loops = self.loop_vars(generic, result, dim_vars)
+        return self.body(generic, result, loops, iter_types)
 
-    for body_op in body_block.operations:
-        body_op = op_of(body_op)
-        name = body_op.name
-        operands = list(body_op.operands)
-        if name == "linalg.yield":
-            result = expr_of(operands[0])
-            break
-        if name == "arith.constant":
-            values[body_op.results[0]] = Const(_float_const(body_op.results[0]))
-        elif name in ARITH_BINARY:
-            values[body_op.results[0]] = Op(ARITH_BINARY[name], (expr_of(operands[0]), expr_of(operands[1])))
-        elif name in UNARY_OPS:
-            values[body_op.results[0]] = Op(UNARY_OPS[name], (expr_of(operands[0]),))
-        elif name == "arith.cmpf":
-            values[body_op.results[0]] = _Cmp(_predicate(body_op.attributes["predicate"]),
-                                              expr_of(operands[0]), expr_of(operands[1]))
-        elif name == "arith.select":
-            values[body_op.results[0]] = _select(body_op, *[expr_of(v) for v in operands])
+    def body(self, generic, result: int, loops: list[str], iter_types: list[str]):
+        """The expression of ``generic``'s result ``result`` with its loops named ``loops``."""
+        loc = generic.location
+        maps = list(mlir.ir.ArrayAttr(generic.attributes["indexing_maps"]))
+        ins, outs = generic_inputs(generic), generic_outputs(generic)
+        block = generic.regions[0].blocks[0]
+        args = list(block.arguments)
+        leaves: dict = {}
+        ops_by_result = {}
+        for body_op in block.operations:
+            body_op = op_of(body_op)
+            for r in body_op.results:
+                ops_by_result[r] = body_op
+        terminator = op_of(list(block.operations)[-1])
+
+        def operand_dims(i):
+            out = []
+            for text in _map_results(maps[i]):
+                dim = _dim_of(text)
+                if dim is None and text != "0":
+                    raise LoweringError(loc, f"indexing expression '{text}' of operand #{i} is "
+                                             "not supported")
+                out.append(None if dim is None else loops[dim])
+            return out
+
+        def leaf(i):
+            if i not in leaves:
+                value = ins[i]
+                const = _float_const(value)
+                if const is not None:
+                    leaves[i] = Const(const)
+                elif not isinstance(value.type, mlir.RankedTensorType):
+                    raise LoweringError(loc, f"scalar input #{i} of linalg.generic is not a constant")
+                else:
+                    leaves[i] = self.tensor(value, operand_dims(i), loc)
+            return leaves[i]
+
+        memo: dict = {}
+        out_arg = args[len(ins) + result]
+
+        def expr_of(value):
+            if value in memo:
+                return memo[value]
+            for i, arg in enumerate(args[: len(ins)]):
+                if value == arg:
+                    return leaf(i)
+            if value == out_arg:
+                return OUT
+            if value in args:
+                raise LoweringError(loc, "a body that reads another output of its op is not supported")
+            const = _float_const(value)
+            if const is not None:
+                return Const(const)
+            body_op = ops_by_result.get(value)
+            if body_op is None:
+                raise LoweringError(loc, "linalg.generic body reads a value defined outside it "
+                                         "that is not a constant")
+            memo[value] = _body_expr(body_op, expr_of)
+            return memo[value]
+
+        expr = expr_of(list(terminator.operands)[result])
+        bound = [v for v, t in zip(loops, iter_types) if "reduction" in t]
+        if not bound:
+            if _mentions(expr, OUT):
+                raise LoweringError(loc, "a parallel linalg.generic that reads its output is not "
+                                         "supported")
+            return expr
+        body, kind = _split_reduction(expr, loc)
+        init = _init_value(outs[result], loc)
+        if kind == "max" and init is not None and init == -math.inf:
+            init = None
+        if kind == "sum" and init == 0.0:
+            init = None
+        for var in loops:
+            if var not in self.sizes:
+                raise LoweringError(loc, f"cannot infer the extent of loop {var}")
+        free = tuple(sorted(expr_vars(body) - set(bound), key=_var_rank))
+        self.next_rid += 1
+        return Reduce(self.next_rid - 1, kind, tuple(bound), body, init, free)
+
+
+def _body_expr(body_op, expr_of):
+    """The expression of one op of a generic body."""
+    name = body_op.name
+    operands = list(body_op.operands)
+    if name in ARITH_BINARY:
+        return Op(ARITH_BINARY[name], (expr_of(operands[0]), expr_of(operands[1])))
+    if name in UNARY_OPS:
+        return Op(UNARY_OPS[name], (expr_of(operands[0]),))
+    if name in IDENTITY_OPS:
+        return expr_of(operands[0])
+    if name == "arith.cmpf":
+        return _Cmp(_predicate(body_op.attributes["predicate"]), expr_of(operands[0]),
+                    expr_of(operands[1]))
+    if name == "arith.select":
+        return _select(body_op, *[expr_of(v) for v in operands])
+    raise LoweringError(body_op.location, f"unsupported op '{name}' in linalg.generic body")
+
+
+def extract_kernel(results: list, arg_index: dict, loc) -> KernelExpr:
+    """The fused index notation of a kernel yielding ``results`` (values of its body)."""
+    ex = _Extractor(arg_index, loc)
+    roots = []
+    for index, value in enumerate(results):
+        result_type = value.type
+        producer = defining_op(value)
+        if producer is not None and producer.name == "tensor.cast":
+            value = list(producer.operands)[0]
+            producer = defining_op(value)
+        if producer is None or producer.name != "linalg.generic":
+            what = "a kernel input" if producer is None else f"'{producer.name}'"
+            raise LoweringError(loc, f"kernel result #{index} is {what}, not computed by a "
+                                     "linalg.generic")
+        n_loops = len(mlir.ir.ArrayAttr(producer.attributes["iterator_types"]))
+        if index == 0:
+            ex.next_var = n_loops          # the root op's loops keep their names d0..dn
+            loops = [f"d{k}" for k in range(n_loops)]
+            iter_types = [str(a) for a in mlir.ir.ArrayAttr(producer.attributes["iterator_types"])]
+            dims = _output_dims(producer, list(producer.results).index(value), loops)
+            expr = ex.body(producer, list(producer.results).index(value), loops, iter_types)
         else:
-            raise LoweringError(body_op.location, f"unsupported op '{name}' in linalg.generic body")
+            rank = mlir.RankedTensorType(value.type).rank
+            dims = [ex.fresh() for _ in range(rank)]
+            expr = ex.tensor(value, dims, producer.location)
+        shape = mlir.RankedTensorType(result_type).shape
+        for var, extent in zip(dims, shape):
+            if var is not None:
+                ex.note(var, extent)
+        out_vars = _output_vars(result_type, dims, producer.location)
+        roots.append(Root(expr, out_vars, result_type, index))
+    return KernelExpr(roots, ex.uses, dict(sorted(ex.sizes.items(), key=lambda kv: _var_rank(kv[0]))), loc)
 
-    reduce_vars = tuple(n for n, t in zip(iter_names, iter_types) if "reduction" in t)
-    reduce_kind, init = None, None
-    body = result
-    if reduce_vars:
-        body, reduce_kind = _split_reduction(result, loc)
-        init = _init_value(outs[0], loc)
-        if reduce_kind == "max" and init is not None and init == -math.inf:
-            init = None
-        if reduce_kind == "sum" and init == 0.0:
-            init = None
-    elif _mentions(result, OUT):
-        raise LoweringError(loc, "a parallel linalg.generic that reads its output is not supported")
-    for var in iter_names:
-        if var not in sizes:
-            raise LoweringError(loc, f"cannot infer the extent of loop {var}")
-    ordered = {v: sizes[v] for v in iter_names}
-    return Einsum(body, uses, tuple(out_names), reduce_vars, reduce_kind, init, ordered,
-                  result_type, loc)
+
+def _output_dims(generic, result: int, loops: list[str]) -> list:
+    maps = list(mlir.ir.ArrayAttr(generic.attributes["indexing_maps"]))
+    texts = _map_results(maps[len(generic_inputs(generic)) + result])
+    return [loops[_dim_of(t)] if _dim_of(t) is not None else None for t in texts]
+
+
+def _output_vars(result_type, dims, loc) -> tuple[str, ...]:
+    try:
+        shape, levels = storage_levels(result_type)
+    except UnsupportedTypeError as err:
+        raise LoweringError(loc, f"result: {err}") from None
+    names = []
+    for level in levels:
+        if level.kind != "id":
+            raise LoweringError(loc, f"result: blocked level '{level.kind} {level.block}' of "
+                                     f"'{result_type}' is not supported by the scalar lowering")
+        var = dims[level.dim]
+        if var is None:
+            raise LoweringError(loc, "results with broadcast levels are not supported")
+        names.append(var)
+    return tuple(names)
 
 
 class _Out:
@@ -272,6 +497,8 @@ class _Cmp:
 
 
 # arith.CmpFPredicate values of the ordered/unordered comparisons.
+_EQUAL = {1, 8}              # oeq, ueq
+_NOT_EQUAL = {6, 13}         # one, une
 _GREATER = {2, 3, 9, 10}     # ogt, oge, ugt, uge
 _LESS = {4, 5, 11, 12}       # olt, ole, ult, ule
 
@@ -281,14 +508,20 @@ def _predicate(attr) -> int:
 
 
 def _select(op, cond, a, b):
-    """``select(x > c, x, c)`` is max(x, c); other selects are not supported."""
-    if isinstance(cond, _Cmp) and cond.lhs == a and cond.rhs == b:
-        if cond.predicate in _GREATER:
-            return Op("max", (a, b))
-        if cond.predicate in _LESS:
-            return Op("min", (a, b))
+    """``select(x > c, x, c)`` is max(x, c); ``select(m == 0, c, x)`` is mask_fill(m, x, c)."""
+    if isinstance(cond, _Cmp):
+        if cond.lhs == a and cond.rhs == b:
+            if cond.predicate in _GREATER:
+                return Op("max", (a, b))
+            if cond.predicate in _LESS:
+                return Op("min", (a, b))
+        zero_rhs = isinstance(cond.rhs, Const) and cond.rhs.value == 0.0
+        if zero_rhs and cond.predicate in _EQUAL and isinstance(a, Const):
+            return Op("mask_fill", (cond.lhs, b), fill=a.value)
+        if zero_rhs and cond.predicate in _NOT_EQUAL and isinstance(b, Const):
+            return Op("mask_fill", (cond.lhs, a), fill=b.value)
     raise LoweringError(op.location, "unsupported 'arith.select' in linalg.generic body "
-                                     "(only max/min patterns are recognized)")
+                                     "(recognized: max/min and masked fill patterns)")
 
 
 def _mentions(expr, target) -> bool:

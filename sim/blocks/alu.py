@@ -62,7 +62,11 @@ SCALAR = {
     "scalar_min": lambda x, s: np.minimum(x, s),
 }
 
-ALU_OPS = tuple(BINARY) + tuple(UNARY) + tuple(SCALAR)
+SCALAR_BINARY = {
+    "mask_fill": lambda m, x, s: x if m != 0 else s,   # masked_fill(m == 0, s)
+}
+
+ALU_OPS = tuple(BINARY) + tuple(UNARY) + tuple(SCALAR) + tuple(SCALAR_BINARY)
 
 
 def _operand(tok):
@@ -74,15 +78,18 @@ def alu(ctx):
     op = ctx.block.attrs.get("op")
     if op not in ALU_OPS:
         ctx.error(f"unknown ALU op {op!r}; valid ops: {', '.join(ALU_OPS)}")
-    arity = 2 if op in BINARY else 1
+    arity = 2 if op in BINARY or op in SCALAR_BINARY else 1
     if len(ctx.block.inputs) != arity:
         ctx.error(f"op '{op}' takes {arity} input(s), got {len(ctx.block.inputs)}")
-    if op in SCALAR:
+    binary = BINARY.get(op)
+    if op in SCALAR or op in SCALAR_BINARY:
         scalar = ctx.block.attrs.get("scalar")
         if scalar is None:
             ctx.error(f"op '{op}' needs a 'scalar' attribute")
         s = f32(scalar)
         fn = lambda x: SCALAR[op](x, s)  # noqa: E731
+        if op in SCALAR_BINARY:
+            binary = lambda a, b: SCALAR_BINARY[op](a, b, s)  # noqa: E731
     else:
         fn = UNARY.get(op)
     with np.errstate(all="ignore"):
@@ -96,7 +103,7 @@ def alu(ctx):
             elif arity == 2:
                 if is_control(b) and b is not EMPTY:
                     ctx.error(f"operands have different control structure: {a!r} vs {b!r}")
-                out = f32(BINARY[op](_operand(a), _operand(b)))
+                out = f32(binary(_operand(a), _operand(b)))
                 ctx.stats.ops += 1
             else:
                 out = f32(fn(_operand(a)))

@@ -216,7 +216,7 @@ func.func @repeat_coordinates() {
 
 // -----
 
-// Tests that an intersecter needs its segment sizes (IRDL: two variadic operand groups).
+// Tests that an intersecter needs its segment sizes (IRDL: three variadic operand groups).
 func.func @intersect_segments() {
   "sam.graph"() ({
     %root = "sam.root"() : () -> !sam.ref
@@ -239,7 +239,7 @@ func.func @intersect_groups() {
     // expected-error @below {{'sam.intersect' op needs at least 2 coordinate inputs, got 1}}
     // expected-error @below {{'sam.intersect' op 'ref_groups' has 2 entries but there are 1 coordinate inputs}}
     // expected-error @below {{'sam.intersect' op 'ref_groups' [1, 2] must be non-negative and sum to the 1 reference inputs}}
-    %c, %r1 = "sam.intersect"(%i, %ri) {ref_groups = array<i64: 1, 2>, operandSegmentSizes = array<i32: 1, 1>} : (!sam.crd, !sam.ref) -> (!sam.crd, !sam.ref)
+    %c, %r1 = "sam.intersect"(%i, %ri) {ref_groups = array<i64: 1, 2>, operandSegmentSizes = array<i32: 1, 1, 0>, resultSegmentSizes = array<i32: 1, 1, 0>} : (!sam.crd, !sam.ref) -> (!sam.crd, !sam.ref)
     gpu.yield
   }) {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
   return
@@ -252,8 +252,8 @@ func.func @union_results() {
   "sam.graph"() ({
     %root = "sam.root"() : () -> !sam.ref
     %i, %ri = "sam.scan"(%root) {level = 0 : i64, size = 4 : i64} : (!sam.ref) -> (!sam.crd, !sam.ref)
-    // expected-error @below {{'sam.union' op has 1 reference results but 2 reference inputs}}
-    %c, %r1 = "sam.union"(%i, %i, %ri, %ri) {ref_groups = array<i64: 1, 1>, operandSegmentSizes = array<i32: 2, 2>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref)
+    // expected-error @below {{'sam.union' op has 1 stream results but 2 reference and value inputs}}
+    %c, %r1 = "sam.union"(%i, %i, %ri, %ri) {ref_groups = array<i64: 1, 1>, operandSegmentSizes = array<i32: 2, 2, 0>, resultSegmentSizes = array<i32: 1, 1, 0>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref)
     gpu.yield
   }) {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
   return

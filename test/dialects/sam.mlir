@@ -98,11 +98,15 @@ func.func @joiners(%X: tensor<4xf32>, %Y: tensor<4xf32>) {
     %root = "sam.root"() : () -> !sam.ref
     %i, %ri = "sam.scan"(%root, %x) {level = 0 : i64} : (!sam.ref, tensor<4xf32>) -> (!sam.crd, !sam.ref)
     %j, %rj = "sam.scan"(%root, %y) {level = 0 : i64} : (!sam.ref, tensor<4xf32>) -> (!sam.crd, !sam.ref)
-    // CHECK: %[[AND:.*]]:3 = "sam.intersect"(%[[I:.*]]#0, %[[J:.*]]#0, %[[I]]#1, %[[J]]#1) {operandSegmentSizes = array<i32: 2, 2>, ref_groups = array<i64: 1, 1>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref, !sam.ref)
-    %c, %r1, %r2 = "sam.intersect"(%i, %j, %ri, %rj) {ref_groups = array<i64: 1, 1>, operandSegmentSizes = array<i32: 2, 2>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref, !sam.ref)
-    // CHECK-NEXT: %[[OR:.*]]:4 = "sam.union"(%[[I]]#0, %[[J]]#0, %[[I]]#1, %[[I]]#1, %[[J]]#1) {operandSegmentSizes = array<i32: 2, 3>, ref_groups = array<i64: 2, 1>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref, !sam.ref, !sam.ref)
+    // CHECK: %[[AND:.*]]:3 = "sam.intersect"(%[[I:.*]]#0, %[[J:.*]]#0, %[[I]]#1, %[[J]]#1) {operandSegmentSizes = array<i32: 2, 2, 0>, ref_groups = array<i64: 1, 1>, resultSegmentSizes = array<i32: 1, 2, 0>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref, !sam.ref)
+    %c, %r1, %r2 = "sam.intersect"(%i, %j, %ri, %rj) {ref_groups = array<i64: 1, 1>, operandSegmentSizes = array<i32: 2, 2, 0>, resultSegmentSizes = array<i32: 1, 2, 0>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref, !sam.ref)
+    // CHECK-NEXT: %[[OR:.*]]:4 = "sam.union"(%[[I]]#0, %[[J]]#0, %[[I]]#1, %[[I]]#1, %[[J]]#1) {operandSegmentSizes = array<i32: 2, 3, 0>, ref_groups = array<i64: 2, 1>, resultSegmentSizes = array<i32: 1, 3, 0>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref, !sam.ref, !sam.ref)
     // GENERIC: "sam.union"
-    %u, %s1, %s2, %s3 = "sam.union"(%i, %j, %ri, %ri, %rj) {ref_groups = array<i64: 2, 1>, operandSegmentSizes = array<i32: 2, 3>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref, !sam.ref, !sam.ref)
+    %u, %s1, %s2, %s3 = "sam.union"(%i, %j, %ri, %ri, %rj) {ref_groups = array<i64: 2, 1>, operandSegmentSizes = array<i32: 2, 3, 0>, resultSegmentSizes = array<i32: 1, 3, 0>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref, !sam.ref) -> (!sam.crd, !sam.ref, !sam.ref, !sam.ref)
+    // A fused intermediate's value stream travels with its coordinates (val_groups).
+    // CHECK: "sam.union"(%[[I]]#0, %[[J]]#0, %[[I]]#1, %[[V:.*]]) {operandSegmentSizes = array<i32: 2, 1, 1>, ref_groups = array<i64: 1, 0>, resultSegmentSizes = array<i32: 1, 1, 1>, val_groups = array<i64: 0, 1>} : (!sam.crd, !sam.crd, !sam.ref, !sam.val<f32, array<i64>>) -> (!sam.crd, !sam.ref, !sam.val<f32, array<i64>>)
+    %v = "sam.array"(%rj, %y) : (!sam.ref, tensor<4xf32>) -> !sam.val<f32, array<i64>>
+    %w, %wr, %wv = "sam.union"(%i, %j, %ri, %v) {ref_groups = array<i64: 1, 0>, val_groups = array<i64: 0, 1>, operandSegmentSizes = array<i32: 2, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1>} : (!sam.crd, !sam.crd, !sam.ref, !sam.val<f32, array<i64>>) -> (!sam.crd, !sam.ref, !sam.val<f32, array<i64>>)
     gpu.yield
   }) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>, tensor<4xf32>) -> ()
   return
