@@ -34,9 +34,12 @@ class PartitionMode(ChoiceEnum):
 
     UNFUSED = "unfused"
     FULL = "full"
+    GROUPS = "groups"
 
 
 COMPUTE_DIALECTS = ("linalg.",)
+GROUP_ATTR = "fuseflow.group"
+"""String attribute naming the kernel a compute op belongs to (``mode=groups``)."""
 
 
 def is_compute(op) -> bool:
@@ -45,9 +48,20 @@ def is_compute(op) -> bool:
     return op.name.startswith(COMPUTE_DIALECTS) and not is_trivial_producer(op)
 
 
+def _is_member(op) -> bool:
+    """An op that belongs to some kernel: compute ops and the reshapes between them."""
+    op = op_of(op)
+    if is_trivial_producer(op) or op.name in ("func.return", "tensor.cast"):
+        return False
+    return any(isinstance(r.type, mlir.RankedTensorType) for r in op.results)
+
+
 @dataclass(frozen=True)
 class PartitionPass(Pass):
-    """Groups linalg ops into fuse.kernel regions (unfused: one per op; full: one per function)."""
+    """Groups linalg ops into fuse.kernel regions: one per op (``unfused``), one per function
+    (``full``), or one per value of the ops' ``fuseflow.group`` attribute (``groups``; ops
+    without it get a kernel each). Reshapes join the kernel of their first user. A grouping
+    whose kernels would depend on each other cyclically is rejected, naming the cycle."""
 
     ARGUMENT = "fuseflow-partition"
     mode: PartitionMode = PartitionMode.UNFUSED
@@ -55,29 +69,108 @@ class PartitionPass(Pass):
     def run(self, module) -> None:
         for fn in funcs(module):
             body = fn.regions[0].blocks[0]
-            compute = [op_of(o) for o in body.operations if is_compute(o)]
-            if not compute:
+            members = [op_of(o) for o in body.operations if _is_member(o)]
+            if not any(is_compute(o) for o in members):
                 continue
-            groups = [[op] for op in compute] if self.mode is PartitionMode.UNFUSED else [compute]
-            for index, group in enumerate(groups):
-                outline(group, f"k{index}")
+            groups = _form_groups(members, self.mode)
+            order = _topological(groups)
+            terminator = op_of(list(body.operations)[-1])
+            for name in order:
+                outline(groups[name], name, before=terminator)
             _erase_dead_trivial(body)
 
 
+def _group_key(op, mode: PartitionMode, index: int) -> str:
+    if mode is PartitionMode.FULL:
+        return "k0"
+    if mode is PartitionMode.GROUPS and GROUP_ATTR in op.attributes:
+        attr = op.attributes[GROUP_ATTR]
+        if not isinstance(attr, mlir.StringAttr):
+            raise emit_error(op, f"'{GROUP_ATTR}' must be a string attribute, got {attr}")
+        return attr.value
+    return f"k{index}"
+
+
+def _form_groups(members: list, mode: PartitionMode) -> dict[str, list]:
+    """Kernel name -> its ops in block order."""
+    key_of: dict = {}
+    count = 0
+    for op in members:
+        if is_compute(op):
+            key_of[op] = _group_key(op, mode, count)
+            count += 1
+    for op in reversed(members):                 # reshapes join their first user's kernel
+        if op in key_of:
+            continue
+        users = [op_of(u.owner) for r in op.results for u in r.uses]
+        keyed = [key_of[u] for u in users if u in key_of]
+        if not keyed:
+            producers = [defining_op(v) for v in op.operands]
+            keyed = [key_of[p] for p in producers if p in key_of]
+        if not keyed:
+            raise emit_error(op, f"'{op.name}' belongs to no kernel: it neither feeds nor reads "
+                                 "a compute op")
+        key_of[op] = keyed[0]
+    groups: dict[str, list] = {}
+    for op in members:
+        groups.setdefault(key_of[op], []).append(op)
+    return groups
+
+
+def _topological(groups: dict[str, list]) -> list[str]:
+    """Kernel names in dependence order; a cycle is an error naming it."""
+    owner = {op: name for name, ops in groups.items() for op in ops}
+    deps: dict[str, dict[str, object]] = {name: {} for name in groups}
+    for name, ops in groups.items():
+        for op in ops:
+            for inner in [op] + walk_nested(op):
+                for value in inner.operands:
+                    producer = defining_op(value)
+                    src = owner.get(producer)
+                    if src is not None and src != name:
+                        deps[name].setdefault(src, inner)
+    order: list[str] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(name: str) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            cycle = stack[stack.index(name):] + [name]
+            raise emit_error(groups[name][-1], "partition makes the kernel graph cyclic: "
+                                               + " -> ".join(f"'{n}'" for n in cycle))
+        state[name] = 1
+        stack.append(name)
+        for src in deps[name]:
+            visit(src)
+        stack.pop()
+        state[name] = 2
+        order.append(name)
+
+    for name in groups:
+        visit(name)
+    return order
+
+
 def _absorb_casts(group: list) -> list:
-    """Adds the tensor.cast ops that only re-type a group result to the group."""
+    """Adds the tensor.cast ops that re-type a group result to the group (in block order)."""
     extra = []
     for op in group:
         for result in op.results:
             for use in list(result.uses):
                 user = op_of(use.owner)
-                if user.name == "tensor.cast" and user not in extra:
+                if user.name == "tensor.cast" and user not in extra and user not in group:
                     extra.append(user)
-    return group + extra
+    if not extra:
+        return group
+    position = {op_of(o): i for i, o in enumerate(group[0].block.operations)}
+    return sorted(group + extra, key=lambda op: position[op])
 
 
-def outline(group: list, name: str):
-    """Moves ``group`` (ops of one block, in block order) into a new ``fuse.kernel``."""
+def outline(group: list, name: str, before):
+    """Moves ``group`` (ops of one block, in block order) into a new ``fuse.kernel`` placed
+    just before the op ``before`` (kernels are outlined in dependence order)."""
     group = _absorb_casts(group)
     members = set()
     for op in group:
@@ -107,7 +200,8 @@ def outline(group: list, name: str):
         for value in producer.operands:
             dep = defining_op(value)
             if dep is not None and is_trivial_producer(dep) and dep not in clones:
-                clones.insert(0, dep)
+                clones.append(dep)
+    clones = _dependencies_first(clones)
 
     outputs = []
     for op in group:
@@ -117,19 +211,12 @@ def outline(group: list, name: str):
     if not outputs:
         raise emit_error(group[-1], "kernel computes nothing that is used outside it")
     last = group[-1]
-    for result in outputs:
-        for use in result.uses:
-            user = op_of(use.owner)
-            if not inside(user) and not last.is_before_in_block(user):
-                raise emit_error(user, f"op uses a result of kernel '{name}' before the kernel ends")
-
-    with mlir.InsertionPoint(last), last.location:
+    with mlir.InsertionPoint(before), last.location:
         try:
             kernel, block = create_container("fuse.kernel", inputs, [v.type for v in outputs],
                                              {"name": mlir.StringAttr.get(name)})
         except CapacityError as err:
             raise emit_error(last, str(err)) from None
-    last.move_before(kernel)
     for index, result in enumerate(outputs):
         for use in list(result.uses):
             user = op_of(use.owner)
@@ -150,6 +237,24 @@ def outline(group: list, name: str):
             if value in mapping:
                 op.operands[i] = mapping[value]
     return kernel
+
+
+def _dependencies_first(ops: list) -> list:
+    """``ops`` reordered so that each op comes after the ops of the list it reads."""
+    ordered: list = []
+
+    def place(op):
+        if op in ordered:
+            return
+        for value in op.operands:
+            dep = defining_op(value)
+            if dep is not None and dep in ops:
+                place(dep)
+        ordered.append(op)
+
+    for op in ops:
+        place(op)
+    return ordered
 
 
 def _erase_dead_trivial(block) -> None:

@@ -443,7 +443,8 @@ def extract_kernel(results: list, arg_index: dict, loc) -> KernelExpr:
             ex.next_var = n_loops          # the root op's loops keep their names d0..dn
             loops = [f"d{k}" for k in range(n_loops)]
             iter_types = [str(a) for a in mlir.ir.ArrayAttr(producer.attributes["iterator_types"])]
-            dims = _output_dims(producer, list(producer.results).index(value), loops)
+            dims = [d if d is not None else ex.fresh()     # a size-1 dimension of the result
+                    for d in _output_dims(producer, list(producer.results).index(value), loops)]
             expr = ex.body(producer, list(producer.results).index(value), loops, iter_types)
         else:
             rank = mlir.RankedTensorType(value.type).rank
