@@ -11,8 +11,8 @@ from __future__ import annotations
 from fuseflow.sim.tokens import DONE, EMPTY, is_data
 
 
-def _ports(ctx):
-    """Reference input ports per coordinate input."""
+def ref_ports(ctx):
+    """The number of crd inputs and the reference input ports of each (from ``ref_groups``)."""
     block = ctx.block
     groups = block.attrs.get("ref_groups")
     if groups is None:
@@ -40,18 +40,18 @@ def _pop(ctx, i, ref_ports):
 
 
 def _join(ctx, union: bool):
-    n, ref_ports = _ports(ctx)
+    n, ports = ref_ports(ctx)
     while True:
         heads = []
         for i in range(n):
             heads.append((yield from ctx.peek(i)))
         if EMPTY in heads:
-            yield from _pop(ctx, heads.index(EMPTY), ref_ports)
+            yield from _pop(ctx, heads.index(EMPTY), ports)
             ctx.step()
             continue
         if all(h is DONE for h in heads):
             for i in range(n):
-                yield from _pop(ctx, i, ref_ports)
+                yield from _pop(ctx, i, ports)
             yield from ctx.send_all(DONE)
             ctx.step()
             return
@@ -62,7 +62,7 @@ def _join(ctx, union: bool):
             if any(h != heads[0] for h in heads):
                 ctx.error(f"inputs have different stop structure: heads {heads}")
             for i in range(n):
-                yield from _pop(ctx, i, ref_ports)
+                yield from _pop(ctx, i, ports)
             yield from ctx.send_all(heads[0])
             ctx.step()
             continue
@@ -72,23 +72,23 @@ def _join(ctx, union: bool):
             out = 1
             for i in range(n):
                 if is_data(heads[i]) and heads[i] == cmin:
-                    refs = yield from _pop(ctx, i, ref_ports)
+                    refs = yield from _pop(ctx, i, ports)
                 else:
-                    refs = [EMPTY] * len(ref_ports[i])
+                    refs = [EMPTY] * len(ports[i])
                 for r in refs:
                     yield from ctx.send(out, r)
                     out += 1
         elif len(data) == n and all(h == cmin for h in heads):
             refs = []
             for i in range(n):
-                refs += yield from _pop(ctx, i, ref_ports)
+                refs += yield from _pop(ctx, i, ports)
             yield from ctx.send(0, cmin)
             for out, r in enumerate(refs, start=1):
                 yield from ctx.send(out, r)
         else:
             for i in range(n):
                 if is_data(heads[i]) and heads[i] == cmin:
-                    yield from _pop(ctx, i, ref_ports)
+                    yield from _pop(ctx, i, ports)
         ctx.step()
 
 

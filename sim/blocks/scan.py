@@ -14,13 +14,15 @@ def root(ctx):
     ctx.step()
 
 
-def _level_reader(ctx):
-    """``fiber(ref) -> (crds, refs)`` for the scanned level, counting tensor reads."""
+def scanned_level(ctx):
+    """``(tree, level, format)`` of the level a scan reads; None for a dense range (no tensor).
+
+    Checks the level exists and its format is the declared ``attrs['format']``.
+    """
     attrs = ctx.block.attrs
     tensor = attrs.get("tensor")
     if tensor is None:
-        n = int(attrs["size"])
-        return lambda r: (range(n), range(r * n, r * n + n))
+        return None
     tree = ctx.tensor()
     level = int(attrs["level"])
     if not 0 <= level < len(tree.fmt.levels):
@@ -29,6 +31,16 @@ def _level_reader(ctx):
     declared = attrs.get("format")
     if declared is not None and declared != fmt and (declared, fmt) != ("compressed", "compressed_nonunique"):
         ctx.error(f"scans a '{declared}' level but input {tensor} level {level} is '{fmt}'")
+    return tree, level, fmt
+
+
+def _level_reader(ctx):
+    """``fiber(ref) -> (crds, refs)`` for the scanned level, counting tensor reads."""
+    scanned = scanned_level(ctx)
+    if scanned is None:
+        n = int(ctx.block.attrs["size"])
+        return lambda r: (range(n), range(r * n, r * n + n))
+    tree, level, fmt = scanned
     stats = ctx.stats
 
     def fiber(r):

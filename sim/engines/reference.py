@@ -181,7 +181,7 @@ def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch, trace: bool = Fa
     if leftovers:
         raise StreamError("blocks finished with unconsumed tokens on " + ", ".join(leftovers))
     return KernelResult(
-        outputs=_assemble_outputs(graph, contexts),
+        outputs=assemble_outputs(graph, contexts),
         cycles=max((ctx.clock for ctx in contexts.values()), default=0),
         blocks={name: _final_stats(ctx) for name, ctx in contexts.items()},
         trace={name: ch.trace for name, ch in channels.items()} if trace else None,
@@ -193,7 +193,8 @@ def _final_stats(ctx: BlockContext) -> BlockStats:
     return ctx.stats
 
 
-def _assemble_outputs(graph: BlockGraph, contexts: dict[str, BlockContext]) -> list[FiberTree]:
+def assemble_outputs(graph: BlockGraph, contexts: dict[str, BlockContext]) -> list[FiberTree]:
+    """The graph results, assembled from what the writer blocks' contexts recorded."""
     levels: list[dict[int, list]] = [{} for _ in graph.outputs]
     values: list[list | None] = [None for _ in graph.outputs]
     for ctx in contexts.values():

@@ -24,3 +24,42 @@ def out1(block_kind, inputs, n_out=1, **kw):
     """Only the formatted output streams (one string if ``n_out == 1``)."""
     texts, _, _ = run1(block_kind, inputs, n_out, **kw)
     return texts[0] if n_out == 1 else texts
+
+
+def assert_same_tree(a, b):
+    """Two fibertrees with the same format and bit-identical arrays."""
+    import numpy as np
+
+    assert a.fmt == b.fmt
+    for x, y in zip(a.pos + a.crd, b.pos + b.crd):
+        assert (x is None) == (y is None)
+        if x is not None:
+            np.testing.assert_array_equal(x, y)
+    assert a.vals.dtype == b.vals.dtype and a.vals.tobytes() == b.vals.tobytes()
+
+
+def assert_same_results(want, got, trace=False):
+    """Two engines' ``KernelResult``: outputs bit for bit, cycles, every block's statistics."""
+    assert len(want.outputs) == len(got.outputs)
+    for a, b in zip(want.outputs, got.outputs):
+        assert_same_tree(a, b)
+    assert want.cycles == got.cycles
+    assert list(want.blocks) == list(got.blocks)
+    for name in want.blocks:
+        assert want.blocks[name].to_dict() == got.blocks[name].to_dict(), name
+    assert want.summary() == got.summary()
+    if trace:
+        assert list(want.trace) == list(got.trace)
+        for ch in want.trace:
+            assert [(format_stream([t]), s) for t, s in want.trace[ch]] == \
+                [(format_stream([t]), s) for t, s in got.trace[ch]], ch
+
+
+def assert_engines_agree(graph, inputs, arch=None, trace=True):
+    """Runs ``graph`` on both engines and checks they agree (with traces, token by token)."""
+    from fuseflow.sim.engines import run
+
+    want = run(graph, inputs, arch, engine="reference", trace=trace)
+    got = run(graph, inputs, arch, engine="fast", trace=trace)
+    assert_same_results(want, got, trace)
+    return got

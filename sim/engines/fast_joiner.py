@@ -1,0 +1,149 @@
+"""Vectorized intersecter and unioner: co-iteration as a sorted merge of keys.
+
+A token of crd input i in fiber f (the number of stops before it) gets the key
+``f*M + c`` for coordinate c, ``f*M + M-1`` for the stop closing the fiber and for ``D``
+(with ``M`` above every coordinate). When every input's keys increase strictly (sorted fibers,
+the same stops), the joiner's steps are exactly the distinct keys of all inputs in order: a
+step pops the inputs whose head holds the step's key. Inputs with ``N`` coordinates or unsorted
+fibers go to the reference implementation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fuseflow.sim.blocks.joiner import ref_ports
+from fuseflow.sim.engines.fast_stream import (
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, Stream, ends_with_done, finish, step_clocks,
+)
+
+
+def _keys(crds: list[Stream]):
+    """Per input keys (strictly increasing) and the key modulus, or None if not mergeable."""
+    stops = None
+    top = 0
+    for s in crds:
+        code = s.code
+        if not ends_with_done(s) or s.data.dtype.kind != "i" or np.any((code < 0) & (code != DATA) & (code != DONE_CODE)):
+            return None
+        st = code[code >= 0]
+        if stops is None:
+            stops = st
+        elif not np.array_equal(st, stops):
+            return None
+        data = s.data[code == DATA]
+        if len(data):
+            if data.min() < 0:
+                return None
+            top = max(top, int(data.max()))
+    m = top + 2
+    if (len(stops) + 1) * m >= 2 ** 62:
+        return None
+    keys = []
+    for s in crds:
+        is_stop = s.code >= 0
+        fiber = np.cumsum(is_stop) - is_stop
+        k = fiber * m + np.where(s.code == DATA, s.data, m - 1)
+        if np.any(np.diff(k) <= 0):
+            return None
+        keys.append(k)
+    return keys, m
+
+
+def _merge(keys: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sorted distinct keys (the steps) and, per input, the step of each of its tokens."""
+    base = max(range(len(keys)), key=lambda i: len(keys[i]))
+    steps = keys[base]
+    pos: list = []
+    for i, k in enumerate(keys):  # common case: one input (a dense level) holds every key
+        if i == base:
+            pos.append(np.arange(len(k)))
+            continue
+        p = np.searchsorted(steps, k)
+        if len(p) and (p[-1] >= len(steps) or not np.array_equal(steps[p], k)):
+            break
+        pos.append(p)
+    else:
+        return steps, pos
+    merged = np.concatenate(keys)
+    order = np.argsort(merged, kind="stable")
+    ordered = merged[order]
+    new = np.ones(len(merged), dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    where = np.empty(len(merged), dtype=np.int64)
+    where[order] = np.cumsum(new) - 1
+    bounds = np.cumsum([len(k) for k in keys])[:-1]
+    return ordered[new], np.split(where, bounds)
+
+
+def _heads(pos: np.ndarray, nsteps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per step: the index of the input's head token and whether the step pops it."""
+    popped = np.zeros(nsteps, dtype=bool)
+    popped[pos] = True
+    marks = np.zeros(nsteps, dtype=np.int64)
+    marks[pos[:-1] + 1] = 1  # the head moves on after each popped token (D is popped last)
+    return np.cumsum(marks), popped
+
+
+def _join(ctx, ins, union: bool):
+    n, ports = ref_ports(ctx)
+    crds = ins[:n]
+    merged = _keys(crds)
+    if merged is None:
+        return None
+    keys, m = merged
+    refs = [[ins[p] for p in group] for group in ports]
+    if any(len(r) != len(c) for c, group in zip(crds, refs) for r in group):
+        return None
+    steps, pos = _merge(keys)
+    nsteps = len(steps)
+    head, popped = zip(*(_heads(p, nsteps) for p in pos))
+    # arrivals: every step peeks all crd heads; popping an input receives its refs
+    crd_arr = np.zeros(nsteps, np.int64)
+    ref_arr: list = []
+    for i in range(n):
+        crd_arr = np.maximum(crd_arr, crds[i].runmax()[head[i]])
+        arr = None
+        for r in refs[i]:
+            if r.time is crds[i].time or np.array_equal(r.time, crds[i].time):
+                continue  # stamped with the crds: never later than the peeked head
+            got = r.runmax()[head[i]]
+            got = np.where(popped[i], got, np.concatenate([[0], r.runmax()])[head[i]])
+            arr = got if arr is None else np.maximum(arr, got)
+        ref_arr.append(arr)
+    full = crd_arr
+    for arr in ref_arr:
+        if arr is not None:
+            full = np.maximum(full, arr)
+    end = step_clocks(full, ctx.ii)
+    is_ctrl = steps % m == m - 1  # stops and D: every input pops, one point, the stop goes everywhere
+    emit = np.ones(nsteps, dtype=bool) if union else is_ctrl | np.logical_and.reduce(popped)
+    idx = np.flatnonzero(emit)
+    ctrl = is_ctrl[idx]
+    code0 = crds[0].code[head[0][idx]]
+    start = np.maximum(np.concatenate([[0], end[:-1] + ctx.ii])[idx], crd_arr[idx])
+    send_clock = np.where(ctrl, end[idx], start)
+    out_code = np.where(ctrl, code0, DATA).astype(CODE_DTYPE)
+    outs = [Stream(out_code, np.where(ctrl, 0, steps[idx] % m), send_clock + ctx.latency)]
+    clock = send_clock
+    for i in range(n):
+        got = popped[i][idx] & ~ctrl
+        h = head[i][idx]
+        if union and ref_arr[i] is not None:
+            clock = np.maximum(clock, np.where(ctrl, 0, ref_arr[i][idx]))
+        for r in refs[i]:
+            rc = np.where(ctrl, code0, np.where(got, r.code[h], EMPTY_CODE)).astype(CODE_DTYPE)
+            rd = np.where(got, r.data[h], 0).astype(r.data.dtype)
+            stamps = clock if union else end[idx]
+            outs.append(Stream(rc, rd, stamps + ctx.latency))
+    return finish(ctx, ins, outs, end)
+
+
+def intersect(ctx, ins):
+    """Coordinates present in every input, with every input's references."""
+    return _join(ctx, ins, union=False)
+
+
+def union(ctx, ins):
+    """Coordinates present in any input; ``N`` for the references of absent inputs."""
+    return _join(ctx, ins, union=True)

@@ -1,0 +1,164 @@
+"""Vectorized level scanner and repeater (see ``docs/timing.md`` for their steps).
+
+Both follow the scanner rule: an input data token owns one output fiber, closed by ``S0`` or
+by ``S(k+1)`` when the next input token is ``S_k`` (absorbed); a bare input ``S_k`` gives
+``S(k+1)``. Every scanner or repeater step emits exactly one token per output, so the output
+streams are laid out step by step and stamped with the step clocks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fuseflow.sim.blocks.scan import scanned_level
+from fuseflow.sim.engines.fast_stream import (
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, ends_with_done, finish, step_clocks,
+)
+
+
+def ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated ``arange(lo[i], hi[i])`` and the segment each element belongs to."""
+    lengths = hi - lo
+    total = int(lengths.sum())
+    seg = np.repeat(np.arange(len(lo)), lengths)
+    offsets = np.cumsum(lengths) - lengths
+    return np.arange(total, dtype=np.int64) - np.repeat(offsets - lo, lengths), seg
+
+
+def fibers(tree, level: int, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorized :meth:`FiberTree.fiber`: per-ref fiber lengths, concatenated crds and child refs."""
+    fmt = tree.fmt
+    lv = fmt.levels[level]
+    if lv.format == "dense":
+        n = lv.size(fmt.shape)
+        lengths = np.full(len(refs), n, dtype=np.int64)
+        crds = np.tile(np.arange(n, dtype=np.int64), len(refs))
+        return lengths, crds, np.repeat(refs * n, n) + crds
+    if lv.format == "singleton":
+        if fmt.groups(level - 1):
+            starts = tree._run_starts(level - 1)
+            lo, hi = starts[refs], starts[refs + 1]
+        else:
+            lo, hi = refs, refs + 1
+    else:
+        lo, hi = tree.pos[level][refs], tree.pos[level][refs + 1]
+    crd = tree.crd[level]
+    if not fmt.groups(level):
+        children, _ = ranges(lo, hi)
+        return hi - lo, crd[children], children
+    starts = tree._run_starts(level)
+    first = np.searchsorted(starts, lo, side="right") - 1
+    last = np.searchsorted(starts, hi, side="left")
+    rids, _ = ranges(first, last)
+    return last - first, crd[starts[rids]], rids
+
+
+def unit_heads(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Masks of tokens that own a child fiber (data, ``N``) and of stops they absorb."""
+    owner = (code == DATA) | (code == EMPTY_CODE)
+    absorbed = np.zeros(len(code), dtype=bool)
+    absorbed[1:] = owner[:-1] & (code[1:] >= 0)
+    return owner, absorbed
+
+
+def scan(ctx, ins):
+    """ref -> crd, ref: one step per coordinate, one per fiber close, ``N`` and bare stop."""
+    s = ins[0]
+    level = scanned_level(ctx)
+    code = s.code
+    if not ends_with_done(s) or np.any(code == REPEAT_CODE) or s.data.dtype.kind != "i":
+        return None
+    owner, absorbed = unit_heads(code)
+    data = code == DATA
+    refs = s.data[data]
+    if level is None:
+        n = int(ctx.block.attrs["size"])
+        lengths = np.full(len(refs), n, dtype=np.int64)
+        crds = np.tile(np.arange(n, dtype=np.int64), len(refs))
+        children = np.repeat(refs * n, n) + crds
+    else:
+        tree, lvl, fmt = level
+        lengths, crds, children = fibers(tree, lvl, refs)
+        if fmt != "dense":
+            ctx.stats.crd_reads += len(crds)
+            if fmt != "singleton":
+                ctx.stats.ref_reads += 2 * len(refs)
+    # steps per input token: data n+1 (coordinates, close), N 2 (N, close), bare stop 1, D 1
+    per = np.where(absorbed, 0, 1) + (code == EMPTY_CODE)
+    per[np.flatnonzero(data)] += lengths
+    first = np.cumsum(per) - per
+    total = int(per.sum())
+    out_code = np.full(total, DATA, dtype=CODE_DTYPE)
+    crd_out = np.zeros(total, dtype=np.int64)
+    ref_out = np.zeros(total, dtype=np.int64)
+    runmax = s.runmax()
+    arrival = np.zeros(total, dtype=np.int64)
+    # coordinates of data fibers
+    didx = np.flatnonzero(data)
+    pos, seg = ranges(first[didx], first[didx] + lengths)
+    crd_out[pos] = crds
+    ref_out[pos] = children
+    arrival[first[didx]] = runmax[didx]  # a data fiber's first step received its ref
+    eidx = np.flatnonzero(code == EMPTY_CODE)
+    out_code[first[eidx]] = EMPTY_CODE
+    arrival[first[eidx]] = runmax[eidx]
+    # closing stops: peek the next input token, absorbing it if it is a stop
+    oidx = np.flatnonzero(owner)
+    if len(oidx) and oidx[-1] + 1 >= len(code):
+        return None
+    close = first[oidx] + per[oidx] - 1
+    nxt = code[oidx + 1]
+    out_code[close] = np.where(nxt >= 0, nxt + 1, 0)
+    arrival[close] = runmax[oidx + 1]
+    bidx = np.flatnonzero((code >= 0) & ~absorbed)
+    out_code[first[bidx]] = code[bidx] + 1
+    arrival[first[bidx]] = runmax[bidx]
+    out_code[-1] = DONE_CODE
+    arrival[-1] = runmax[-1]
+    clocks = step_clocks(arrival, ctx.ii)
+    stamps = clocks + ctx.latency
+    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], clocks)
+
+
+def repeat(ctx, ins):
+    """ref|val, repsig -> ref|val: one step per repeat signal.
+
+    The input splits into units: a data (or ``N``) token with the stop it may absorb, or a bare
+    stop; ``D`` ends it. The j-th ``S`` signal consumes the j-th unit; ``R`` re-emits the
+    current unit's token.
+    """
+    src, sig = ins
+    if not (ends_with_done(src) and ends_with_done(sig)):
+        return None
+    owner, absorbed = unit_heads(src.code)
+    heads = np.flatnonzero(~absorbed)  # one per unit, D last
+    scode = sig.code
+    is_s = scode == 0
+    if np.any((scode > 0) | (scode == DATA) | (scode == EMPTY_CODE)):
+        return None
+    unit = np.cumsum(is_s) - is_s  # the unit each signal acts on
+    if int(np.count_nonzero(is_s)) != len(heads) - 1:
+        return None
+    head = heads[unit]
+    rep = scode == REPEAT_CODE
+    if not np.all(owner[head[rep]]):
+        return None
+    n = len(sig)
+    out_code = np.empty(n, dtype=CODE_DTYPE)
+    out_data = np.zeros(n, dtype=src.data.dtype)
+    out_code[rep] = src.code[head[rep]]
+    out_data[rep] = src.data[head[rep]]
+    # S: a bare stop S_k gives S(k+1); a data unit gives S(k+1) if it absorbed S_k, else S0
+    sidx = np.flatnonzero(is_s)
+    h = head[sidx]
+    bare = src.code[h] >= 0
+    nxt = np.minimum(h + 1, len(src) - 1)
+    absorbs = ~bare & absorbed[nxt] & (h + 1 < len(src))
+    out_code[sidx] = np.where(bare, src.code[h] + 1, np.where(absorbs, src.code[nxt] + 1, 0))
+    out_code[-1] = DONE_CODE
+    runmax = src.runmax()
+    # the step peeks the head; S after a data head also peeks the next input token
+    last_seen = np.where(is_s & (src.code[head] < 0) & (scode != DONE_CODE), head + 1, head)
+    arrival = np.maximum(sig.runmax(), runmax[np.minimum(last_seen, len(src) - 1)])
+    clocks = step_clocks(arrival, ctx.ii)
+    return finish(ctx, ins, [Stream(out_code, out_data, clocks + ctx.latency)], clocks)

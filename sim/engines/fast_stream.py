@@ -1,0 +1,133 @@
+"""Whole streams as numpy arrays, and the vectorized clock recurrence of the fast engine.
+
+A :class:`Stream` holds one channel's tokens as three parallel arrays: ``code`` (int8: a stop
+level ``k >= 0`` for ``S_k``, or one of ``DATA``, ``EMPTY``, ``DONE``, ``REPEAT``), ``data``
+(the payload of data tokens: int64 coordinates and references, float32 values; 0 elsewhere)
+and ``time`` (int64 stamps).
+
+Timing. A block's clock after its step ``t`` obeys ``c_t = max(c_(t-1) + II, a_t)`` with
+``c_(-1) + II = 0`` and ``a_t`` the latest stamp the step received or peeked. Because a
+block's clock is never below a stamp it has received, ``a_t`` may be replaced by the running
+maximum of the stamps received so far, and the recurrence is a cumulative maximum:
+``c_t = II*t + max(0, max_(j<=t) (a_j - II*j))`` (:func:`step_clocks`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, Stop, StreamError
+
+DATA, EMPTY_CODE, DONE_CODE, REPEAT_CODE = -1, -2, -3, -4
+CODE_DTYPE = np.int8
+_CODE_OF = {DONE: DONE_CODE, EMPTY: EMPTY_CODE, REPEAT: REPEAT_CODE}
+_TOKEN_OF = {DONE_CODE: DONE, EMPTY_CODE: EMPTY, REPEAT_CODE: REPEAT}
+
+
+class Stream:
+    """One channel's tokens and stamps as parallel arrays (see the module docstring)."""
+
+    __slots__ = ("code", "data", "time")
+
+    def __init__(self, code: np.ndarray, data: np.ndarray, time: np.ndarray):
+        self.code = code
+        self.data = data
+        self.time = time
+
+    def __len__(self) -> int:
+        return len(self.code)
+
+    def tokens(self) -> list:
+        """The tokens as the reference engine sends them (ints, ``numpy.float32``, controls)."""
+        payload = list(self.data) if self.data.dtype == np.float32 else self.data.tolist()
+        return [payload[i] if c == DATA else (_TOKEN_OF[c] if c < 0 else Stop(c))
+                for i, c in enumerate(self.code.tolist())]
+
+    def pairs(self) -> list[tuple]:
+        """``(token, stamp)`` pairs, the reference engine's trace of a channel."""
+        return list(zip(self.tokens(), self.time.tolist()))
+
+    def runmax(self) -> np.ndarray:
+        """Running maximum of the stamps: what a consumer's clock has reached after each token."""
+        return np.maximum.accumulate(self.time) if len(self.time) else self.time
+
+
+def from_pairs(pairs: list[tuple]) -> Stream:
+    """Builds a stream from ``(token, stamp)`` pairs (the output of a coroutine block)."""
+    n = len(pairs)
+    code = np.empty(n, dtype=CODE_DTYPE)
+    time = np.fromiter((s for _, s in pairs), dtype=np.int64, count=n)
+    payload = []
+    is_float = False
+    for i, (tok, _) in enumerate(pairs):
+        if isinstance(tok, Control):
+            code[i] = tok.level if type(tok) is Stop else _CODE_OF[tok]
+            payload.append(0)
+        else:
+            code[i] = DATA
+            payload.append(tok)
+            is_float = is_float or isinstance(tok, (float, np.floating))
+    data = np.array(payload, dtype=np.float32 if is_float else np.int64) if n else np.zeros(0, np.int64)
+    return Stream(code, data, time)
+
+
+def from_tokens(tokens: list, stamps=None) -> Stream:
+    """Builds a stream from tokens (all stamped 0 unless ``stamps`` is given)."""
+    stamps = [0] * len(tokens) if stamps is None else stamps
+    return from_pairs(list(zip(tokens, stamps)))
+
+
+def make(code, data, time) -> Stream:
+    """A stream from arrays, coercing ``code`` to the code dtype."""
+    return Stream(np.asarray(code, dtype=CODE_DTYPE), data, np.asarray(time, dtype=np.int64))
+
+
+def step_clocks(arrival: np.ndarray, ii: int) -> np.ndarray:
+    """Clock of each step ``t``: ``c_t = max(c_(t-1) + ii, arrival_t)``, starting from 0."""
+    if len(arrival) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if ii == 0:
+        return np.maximum.accumulate(np.maximum(arrival, 0))
+    ramp = np.arange(0, len(arrival) * ii, ii, dtype=np.int64)
+    clocks = np.subtract(arrival, ramp)
+    np.maximum(clocks, 0, out=clocks)
+    np.maximum.accumulate(clocks, out=clocks)
+    clocks += ramp
+    return clocks
+
+
+def final_clock(clocks: np.ndarray, ii: int) -> int:
+    """A block's clock after its last step (0 if it took none)."""
+    return int(clocks[-1]) + ii if len(clocks) else 0
+
+
+def is_stop(code: np.ndarray) -> np.ndarray:
+    """Mask of stop tokens."""
+    return code >= 0
+
+
+def ends_with_done(stream: Stream) -> bool:
+    """True if ``stream`` holds exactly one ``D``, as its last token."""
+    code = stream.code
+    return len(code) > 0 and code[-1] == DONE_CODE and int(np.count_nonzero(code == DONE_CODE)) == 1
+
+
+def fail(block, message: str):
+    """Raises the reference engine's error for a malformed stream at ``block``."""
+    raise StreamError(f"block '{block.name}' ({block.kind}): {message}")
+
+
+def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray) -> list[Stream]:
+    """Records a vectorized block's final clock, steps and token counts; returns ``outs``."""
+    ctx.clock = final_clock(clocks, ctx.ii)
+    ctx.stats.steps = len(clocks)
+    for name, s in zip(ctx.block.inputs, ins):
+        ctx.stats.tokens_in[name] = len(s)
+    for name, s in zip(ctx.block.outputs, outs):
+        ctx.stats.tokens_out[name] = len(s)
+    return outs
+
+
+def copy_of(s: Stream, keep: np.ndarray, time: np.ndarray) -> Stream:
+    """The tokens of ``s`` selected by ``keep`` (mask or indices), restamped with ``time``."""
+    return Stream(s.code[keep], s.data[keep], time)

@@ -1,0 +1,192 @@
+"""Vectorized one-step-per-token blocks: root, broadcast, fork, repsiggen, array, ALU, reducer.
+
+Each function takes the block's context (:class:`fuseflow.sim.engines.reference.BlockContext`,
+used for its attributes, costs, bound tensors and statistics) and its whole input streams, and
+returns its output streams, or ``None`` when the inputs are malformed; the engine then runs
+the reference implementation, which reports the error where the reference engine would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, UNARY
+from fuseflow.sim.blocks.reduce import REDUCE_KINDS
+from fuseflow.sim.engines.fast_stream import (
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, copy_of, ends_with_done, finish,
+    step_clocks,
+)
+
+f32 = np.float32
+_FOLD_BLOCK = 64  # segments longer than this are folded one by one with ufunc.accumulate
+
+
+def root(ctx, ins):
+    """``0`` at latency, ``D`` one interval later: two steps."""
+    clocks = np.array([0, ctx.ii], dtype=np.int64)
+    out = Stream(np.array([DATA, DONE_CODE], CODE_DTYPE), np.zeros(2, np.int64), clocks + ctx.latency)
+    return finish(ctx, ins, [out], clocks)
+
+
+def _per_token(ctx, s: Stream):
+    """Step clocks of a single-input block that takes one step per token, or None if malformed."""
+    if not ends_with_done(s):
+        return None
+    return step_clocks(s.runmax(), ctx.ii)
+
+
+def broadcast(ctx, ins):
+    """Every token to every output, one step each."""
+    s = ins[0]
+    clocks = _per_token(ctx, s)
+    if clocks is None:
+        return None
+    stamps = clocks + ctx.latency
+    return finish(ctx, ins, [Stream(s.code, s.data, stamps) for _ in ctx.block.outputs], clocks)
+
+
+def fork(ctx, ins):
+    """Data and ``N`` round-robin over the lanes (the counter runs across fibers); controls to all."""
+    s = ins[0]
+    clocks = _per_token(ctx, s)
+    if clocks is None:
+        return None
+    lanes = len(ctx.block.outputs)
+    dealt = (s.code == DATA) | (s.code == EMPTY_CODE)
+    lane = np.where(dealt, np.cumsum(dealt) - 1, -1) % lanes
+    stamps = clocks + ctx.latency
+    outs = []
+    for p in range(lanes):
+        keep = ~dealt | (lane == p)
+        outs.append(copy_of(s, keep, stamps[keep]))
+    return finish(ctx, ins, outs, clocks)
+
+
+def repsiggen(ctx, ins):
+    """Data and ``N`` -> ``R``, stops -> ``S0``, ``D`` -> ``D``."""
+    s = ins[0]
+    clocks = _per_token(ctx, s)
+    if clocks is None:
+        return None
+    code = np.where(s.code >= 0, 0, np.where(s.code == DONE_CODE, DONE_CODE, REPEAT_CODE)).astype(CODE_DTYPE)
+    if np.any(s.code == REPEAT_CODE):
+        return None
+    out = Stream(code, np.zeros(len(s), np.int64), clocks + ctx.latency)
+    return finish(ctx, ins, [out], clocks)
+
+
+def array(ctx, ins):
+    """``vals[ref]`` for data, 0.0 for ``N``; controls pass."""
+    s = ins[0]
+    clocks = _per_token(ctx, s)
+    if clocks is None:
+        return None
+    vals = ctx.tensor().vals
+    data = s.code == DATA
+    refs = s.data[data]
+    if s.data.dtype.kind != "i" or (len(refs) and (refs.min() < 0 or refs.max() >= len(vals))):
+        return None
+    out = np.zeros(len(s), dtype=f32)
+    out[data] = vals[refs]
+    code = np.where(s.code == EMPTY_CODE, DATA, s.code).astype(CODE_DTYPE)
+    ctx.stats.val_reads += len(refs)
+    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks)
+
+
+def _operand(s: Stream) -> np.ndarray:
+    return np.where(s.code == DATA, s.data, 0).astype(f32)
+
+
+def _elementwise(fn, *args) -> np.ndarray:
+    """``fn`` over float32 arrays; element by element when ``fn`` only takes scalars."""
+    with np.errstate(all="ignore"):
+        try:
+            return np.asarray(fn(*args)).astype(f32)
+        except (TypeError, ValueError):
+            return np.array([f32(fn(*xs)) for xs in zip(*args)], dtype=f32)
+
+
+def alu(ctx, ins):
+    """The op of ``attrs['op']`` (tables of :mod:`fuseflow.sim.blocks.alu`) on data and ``N`` (0.0)."""
+    attrs = ctx.block.attrs
+    op = attrs.get("op")
+    arity = 2 if op in BINARY else 1
+    if op not in ALU_OPS or len(ins) != arity or (op in SCALAR and attrs.get("scalar") is None):
+        return None
+    a = ins[0]
+    clocks = _per_token(ctx, a)
+    if clocks is None:
+        return None
+    value = (a.code == DATA) | (a.code == EMPTY_CODE)
+    if arity == 2:
+        b = ins[1]
+        if len(b) != len(a) or not np.array_equal(np.where(value, DATA, a.code), np.where(
+                (b.code == DATA) | (b.code == EMPTY_CODE), DATA, b.code)):
+            return None
+        clocks = step_clocks(np.maximum(a.runmax(), b.runmax()), ctx.ii)
+        result = _elementwise(BINARY[op], _operand(a)[value], _operand(b)[value])
+    elif op in SCALAR:
+        s = f32(attrs["scalar"])
+        result = _elementwise(lambda x: SCALAR[op](x, s), _operand(a)[value])
+    else:
+        result = _elementwise(UNARY[op], _operand(a)[value])
+    out = np.zeros(len(a), dtype=f32)
+    out[value] = result
+    ctx.stats.ops += len(result)
+    code = np.where(value, DATA, a.code).astype(CODE_DTYPE)
+    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks)
+
+
+def segmented_fold(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray, ufunc, init) -> np.ndarray:
+    """``ufunc`` folded over each segment in order, from ``init``, in float32.
+
+    Segment ``i`` is ``values[starts[i]:starts[i] + lengths[i]]``; the result of an empty segment
+    is ``init``. Sequential like the reference's accumulator (no pairwise summation): short
+    segments advance together one position at a time, long ones use ``ufunc.accumulate``.
+    """
+    acc = np.full(len(starts), init, dtype=f32)
+    with np.errstate(all="ignore"):
+        short = np.flatnonzero((lengths > 0) & (lengths <= _FOLD_BLOCK))
+        for j in range(int(lengths[short].max()) if len(short) else 0):
+            short = short[lengths[short] > j]
+            acc[short] = ufunc(acc[short], values[starts[short] + j])
+        for i in np.flatnonzero(lengths > _FOLD_BLOCK).tolist():
+            seg = np.concatenate([acc[i:i + 1], values[starts[i]:starts[i] + lengths[i]]])
+            acc[i] = ufunc.accumulate(seg, dtype=f32)[-1]
+    return acc
+
+
+def reduce(ctx, ins):
+    """Sum or max per innermost fiber; one step per value, stop and ``D``, none per ``N``."""
+    kind = ctx.block.attrs.get("kind", "sum")
+    s = ins[0]
+    if kind not in REDUCE_KINDS or not ends_with_done(s) or np.any(s.code == REPEAT_CODE):
+        return None
+    stepping = np.flatnonzero(s.code != EMPTY_CODE)
+    clocks = step_clocks(s.runmax()[stepping], ctx.ii)
+    code = s.code[stepping]
+    stop = code >= 0
+    # values of fiber g are the data tokens between stop g-1 and stop g
+    data_idx = np.flatnonzero(code == DATA)
+    vals = s.data[stepping[data_idx]].astype(f32)
+    nstops = int(np.count_nonzero(stop))
+    fiber_of_data = np.cumsum(stop)[data_idx]
+    lengths = np.bincount(fiber_of_data, minlength=nstops + 1)[:nstops]
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    ufunc, init = (np.maximum, -np.inf) if kind == "max" else (np.add, 0.0)
+    results = np.where(lengths > 0, segmented_fold(vals, starts, lengths, ufunc, init), f32(0.0)).astype(f32)
+    # each stop S_k emits its fiber's value, then S(k-1) when k > 0; D emits D
+    emits = np.where(stop, 1 + (code > 0), np.where(code == DONE_CODE, 1, 0))
+    first = np.cumsum(emits) - emits
+    total = int(emits.sum())
+    out_code = np.empty(total, dtype=CODE_DTYPE)
+    out_data = np.zeros(total, dtype=f32)
+    out_time = np.repeat(clocks + ctx.latency, emits)
+    sidx = np.flatnonzero(stop)
+    out_code[first[sidx]] = DATA
+    out_data[first[sidx]] = results
+    higher = sidx[code[sidx] > 0]
+    out_code[first[higher] + 1] = code[higher] - 1
+    out_code[first[code == DONE_CODE]] = DONE_CODE
+    ctx.stats.ops += len(vals)
+    return finish(ctx, ins, [Stream(out_code, out_data, out_time)], clocks)
