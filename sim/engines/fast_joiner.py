@@ -122,7 +122,7 @@ def _join(ctx, ins, union: bool):
     ctrl = is_ctrl[idx]
     code0 = crds[0].code[head[0][idx]]
     start = np.maximum(np.concatenate([[0], end[:-1] + ctx.ii])[idx], crd_arr[idx])
-    send_clock = np.where(ctrl, end[idx], start)
+    send_clock = np.where(ctrl, end[idx], start) if union else end[idx]  # intersect pops all, then sends
     out_code = np.where(ctrl, code0, DATA).astype(CODE_DTYPE)
     outs = [Stream(out_code, np.where(ctrl, 0, steps[idx] % m), send_clock + ctx.latency)]
     clock = send_clock

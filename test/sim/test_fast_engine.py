@@ -1,0 +1,230 @@
+"""The fast engine's pieces: stream arrays, the clock recurrence, sequential folds, and every
+vectorized block against the reference implementation on hand-written streams with
+non-monotone stamps; the fallbacks (other kinds, malformed streams, bounded FIFOs)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fuseflow.sim.arch import Arch
+from fuseflow.sim.engines import DeadlockError, StreamError, run
+from fuseflow.sim.engines.fast import VECTORIZED, run_coroutine, topological_order
+from fuseflow.sim.engines.fast_stream import Stream, from_tokens, step_clocks
+from fuseflow.sim.engines.fast_values import segmented_fold
+from fuseflow.sim.engines.reference import BlockContext, Channel, run_block
+from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
+from fuseflow.sim.graph import Block, BlockGraph
+from fuseflow.sim.tokens import format_stream, stream
+from test_sim_engine import hold_graph
+
+B = np.array([[0, 1, 0, 2], [0, 0, 0, 0], [3, 4, 0, 5]], dtype=np.float32)
+B_CSR = FiberTree.from_dense(B, TensorFormat.csr(B.shape))
+B_COO = FiberTree.from_dense(B, TensorFormat.coo(B.shape))
+VEC = FiberTree.from_dense(np.array([1.5, 2.5, 3.5], np.float32))
+
+
+def _context(block, tensors=(), outputs=(), arch=None):
+    ins = [Channel(ch, "<test>", block.name, None, False) for ch in block.inputs]
+    outs = [Channel(ch, block.name, None, None, True) for ch in block.outputs]
+    return BlockContext(block, ins, outs, arch or Arch(), list(tensors), list(outputs)), ins, outs
+
+
+def run_both(block_kind, inputs, n_out=1, tensors=(), outputs=(), arch=None, seed=0, vectorized=True, **attrs):
+    """Runs one block on both engines' implementations with random stamps; checks they agree."""
+    rng = np.random.default_rng(seed)
+    streams = [stream(s) if isinstance(s, str) else s for s in inputs]
+    stamped = [[(t, int(rng.integers(0, 12))) for t in s] for s in streams]
+    block = Block("b", block_kind, tuple(f"in{i}" for i in range(len(streams))),
+                  tuple(f"out{i}" for i in range(n_out)), attrs)
+    want, ref_ctx = run_block(block, stamped, tensors, outputs, arch)
+    ctx, ins, outs = _context(block, tensors, outputs, arch)
+    arrays = [from_tokens([t for t, _ in s], [x for _, x in s]) for s in stamped]
+    got = VECTORIZED[block_kind](ctx, arrays) if vectorized else None
+    if vectorized:
+        assert got is not None, f"the vectorized {block_kind} declined its input"
+    else:
+        got = run_coroutine(ctx, ins, outs, arrays)
+    for w, g in zip(want, got):
+        assert [(format_stream([t]), s) for t, s in w] == [(format_stream([t]), s) for t, s in g.pairs()]
+    ref_ctx.stats.cycles, ctx.stats.cycles = ref_ctx.clock, ctx.clock
+    assert ctx.stats.to_dict() == ref_ctx.stats.to_dict()
+    assert format_stream(ctx.sink) == format_stream(ref_ctx.sink)
+    return [format_stream(t for t, _ in g.pairs()) for g in got]
+
+
+CSR_OUT = [TensorFormat.csr((3, 4))]
+CASES = [
+    ("root", [], 1, {}, {}),
+    ("scan", ["0 1 2 S0 D"], 2, {"tensors": [B_CSR]}, {"tensor": 0, "level": 1}),
+    ("scan", ["0 S0 N S1 S0 D"], 2, {}, {"tensor": None, "size": 2}),
+    ("scan", ["0 2 S0 D"], 2, {}, {"tensor": None, "size": 3}),
+    ("scan", ["0 D"], 2, {"tensors": [B_COO]}, {"tensor": 0, "level": 0}),
+    ("scan", ["0 1 S0 D"], 2, {"tensors": [B_COO]}, {"tensor": 0, "level": 1}),
+    ("scan", ["S0 S1 D"], 2, {"tensors": [B_CSR]}, {"tensor": 0, "level": 1}),
+    ("repsiggen", ["1 3 S0 S0 0 N S1 D"], 1, {}, {}),
+    ("repeat", ["0 1 S0 2 S0 3 S1 D", "R R R S R R R S R S R R S D"], 1, {}, {}),
+    ("repeat", ["0 1 2 S0 D", "R R S R S R S D"], 1, {}, {}),
+    ("repeat", ["0 S0 1 S1 D", "S R S D"], 1, {}, {}),
+    ("repeat", ["0 S0 S1 D", "R R S S D"], 1, {}, {}),
+    ("repeat", ["N 1.5 S0 D", "R S R R S D"], 1, {}, {}),
+    ("intersect", ["1 3 S0 S0 0 1 3 S1 D", "1 3 S0 1 3 S0 1 3 S1 D", "0 1 S0 S0 2 3 4 S1 D",
+                   "0 1 S0 0 1 S0 0 1 S1 D"], 3, {}, {"ref_groups": [1, 1]}),
+    ("intersect", ["1 2 S0 D", "2 3 S0 D", "10 20 S0 D", "11 21 S0 D", "30 31 S0 D"], 4, {},
+     {"ref_groups": [2, 1]}),
+    ("intersect", ["0 2 S0 1 S1 D", "2 S0 0 1 S1 D", "5 6 S0 7 S1 D", "N S0 9 10 S1 D"], 3, {}, {}),
+    ("union", ["1 3 S0 D", "2 3 S0 D", "10 30 S0 D", "20 31 S0 D"], 3, {}, {"ref_groups": [1, 1]}),
+    ("union", ["0 S0 S1 D", "S0 1 S1 D", "0 S0 1 S1 D", "5 S0 S1 D", "S0 6 S1 D", "7 S0 8 S1 D"], 4, {},
+     {"ref_groups": [1, 1, 1]}),
+    ("union", ["S0 S1 D", "S0 S1 D", "S0 S1 D", "S0 S1 D"], 3, {}, {}),
+    ("array", ["0 2 N S0 1 S1 D"], 1, {"tensors": [VEC]}, {"tensor": 0}),
+    ("alu", ["1.5 2.0 S0 N S1 D", "2.0 N S0 3.0 S1 D"], 1, {}, {"op": "mul"}),
+    ("alu", ["N 2.0 S0 D", "3.0 N S0 D"], 1, {}, {"op": "sub"}),
+    ("alu", ["-1.0 2.0 S0 D"], 1, {}, {"op": "relu"}),
+    ("alu", ["0.25 N S0 D"], 1, {}, {"op": "scalar_rsub", "scalar": 1.0}),
+    ("alu", ["0.5 -1.5 N S0 D"], 1, {}, {"op": "gelu"}),
+    ("reduce", ["1.0 2.0 S0 S0 3.0 4.0 S1 D"], 1, {}, {}),
+    ("reduce", ["-3.0 -1.0 S0 S0 -2.0 S1 D"], 1, {}, {"kind": "max"}),
+    ("reduce", ["1.0 N N S0 N D"], 1, {}, {}),
+    ("reduce", ["S0 S1 S2 D"], 1, {}, {"kind": "max"}),
+    ("spacc", ["0 2 S0 S0 1 2 S1 S2 D", "1.0 2.0 S0 S0 4.0 3.0 S1 S2 D"], 2, {}, {"order": 1}),
+    ("spacc", ["N 1 S1 D", "5.0 2.0 S1 D"], 2, {}, {"order": 1}),
+    ("spacc", ["3 1 N 3 S1 S0 S1 D", "1.0 N 2.0 4.0 S1 S0 S1 D"], 2, {}, {"order": 1}),
+    ("level_write", ["1 3 S0 S0 0 1 3 S1 D"], 0, {"outputs": CSR_OUT}, {"result": 0, "level": 1}),
+    ("level_write", ["0 1 2 S0 D"], 0, {"outputs": CSR_OUT}, {"result": 0, "level": 0}),
+    ("value_write", ["1.0 N S0 2.0 S1 D"], 0, {"outputs": CSR_OUT}, {"result": 0}),
+    ("fork", ["0 1 2 S0 3 S1 D"], 2, {}, {}),
+    ("fork", ["0 N 2 S0 3 4 5 S1 D"], 3, {}, {}),
+    ("broadcast", ["0 1 S0 D"], 3, {}, {}),
+]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_vectorized_block_matches_reference(case, seed):
+    kind, inputs, n_out, kw, attrs = case
+    run_both(kind, inputs, n_out, seed=seed, **kw, **attrs)
+
+
+def test_vectorized_block_respects_latency_and_interval():
+    arch = Arch(latency=3, initiation_interval=2, block_costs={"broadcast": (2, 1)})
+    run_both("scan", ["0 1 2 S0 D"], 2, tensors=[B_CSR], arch=arch, tensor=0, level=1)
+    run_both("broadcast", ["0 1 S0 D"], 2, arch=arch)
+    run_both("union", ["1 3 S0 D", "2 3 S0 D", "10 30 S0 D", "20 31 S0 D"], 3, arch=arch)
+
+
+@pytest.mark.parametrize("kind, inputs, n_out, attrs", [
+    ("crddrop", ["1 S0 1 S0 S0 1 S1 D", "0 1 2 3 S0 D"], 2, {}),
+    ("crdhold", ["0 2 S0 2 S0 2 S1 D", "0 1 2 S0 D"], 2, {}),
+    ("locate", ["1 3 S0 2 S1 D", "5 7 S0 D"], 2, {"tensor": None, "size": 4}),
+    ("join", ["1 S0 3 S1 D", "2 S1 D"], 1, {"depth": 1}),
+    ("spacc", ["0 1 S0 0 S1 D", "1 S0 0 S1 1 2 S2 D", "1.0 S0 2.0 S1 3.0 4.0 S2 D"], 3, {"order": 2}),
+])
+def test_other_kinds_run_the_reference_coroutine(kind, inputs, n_out, attrs):
+    run_both(kind, inputs, n_out, vectorized=kind in VECTORIZED and kind != "spacc", **attrs)
+
+
+@pytest.mark.parametrize("kind, inputs, n_out, attrs", [
+    ("spacc", ["0 1 S0 0 S1 D", "1 S0 0 S1 1 2 S2 D", "1.0 S0 2.0 S1 3.0 4.0 S2 D"], 3, {"order": 2}),
+    ("reduce", ["1.0 D 2.0"], 1, {}),
+    ("alu", ["1.0 S0 D", "1.0 S1 D"], 1, {"op": "add"}),
+    ("intersect", ["3 1 S0 D", "1 S0 D", "0 1 S0 D", "0 S0 D"], 3, {}),
+    ("intersect", ["N S0 D", "1 S0 D", "N S0 D", "0 S0 D"], 3, {}),
+    ("repeat", ["0 D", "R R D"], 1, {}),
+])
+def test_vectorized_blocks_decline_what_they_do_not_cover(kind, inputs, n_out, attrs):
+    block = Block("b", kind, tuple(f"in{i}" for i in range(len(inputs))), tuple(f"o{i}" for i in range(n_out)), attrs)
+    ctx, _, _ = _context(block)
+    assert VECTORIZED[kind](ctx, [from_tokens(stream(s)) for s in inputs]) is None
+
+
+def test_malformed_streams_raise_the_reference_errors():
+    with pytest.raises(StreamError, match="different control structure"):
+        run_both("alu", ["1.0 S0 D", "1.0 S1 D"], op="add", vectorized=False)
+    graph = BlockGraph([
+        Block("root", "root", (), ("r",)),
+        Block("rep", "repeat", ("r", "sig"), ("out",)),
+        Block("root2", "root", (), ("c",)),
+        Block("rsg", "repsiggen", ("c",), ("sig",)),
+    ], [])
+    with pytest.raises(StreamError, match="repeat signal D while the input holds 0"):
+        run(graph, [], engine="fast")
+
+
+def test_stream_ending_early_is_a_deadlock():
+    graph = BlockGraph([
+        Block("root", "root", (), ("r",)),
+        Block("scan", "scan", ("r",), ("crd", "ref"), {"tensor": None, "size": 2}),
+        Block("drop", "crddrop", ("crd", "ref2"), ("i", "o")),
+        Block("root2", "root", (), ("r2",)),
+        Block("scan2", "scan", ("r2",), ("c2", "ref2"), {"tensor": None, "size": 5}),
+    ], [])
+    for engine in ("reference", "fast"):
+        with pytest.raises((DeadlockError, StreamError)):
+            run(graph, [], engine=engine)
+
+
+def test_bounded_fifos_deadlock_on_both_engines_naming_the_blocks():
+    for engine in ("reference", "fast"):
+        with pytest.raises(DeadlockError) as err:
+            run(hold_graph(), [], Arch(fifo_depth=1), engine=engine)
+        assert {"scan_i": "crd_i", "scan_j": "ref_i", "hold": "crd_j"}.items() <= err.value.blocked.items()
+        assert "'scan_i' waits for space on channel 'crd_i'" in str(err.value)
+
+
+@pytest.mark.parametrize("depth", [2, 3, 100])
+def test_bounded_fifos_give_the_same_cycles_on_both_engines(depth):
+    want = run(hold_graph(), [], Arch(fifo_depth=depth), engine="reference")
+    got = run(hold_graph(), [], Arch(fifo_depth=depth), engine="fast")
+    assert got.cycles == want.cycles
+    assert [b.to_dict() for b in got.blocks.values()] == [b.to_dict() for b in want.blocks.values()]
+    np.testing.assert_array_equal(got.outputs[0].to_dense(), want.outputs[0].to_dense())
+
+
+def test_cyclic_graph_is_ordered_by_nobody():
+    graph = BlockGraph([Block("a", "broadcast", ("y",), ("x",)), Block("b", "broadcast", ("x",), ("y",))], [])
+    assert topological_order(graph) is None
+    for engine in ("reference", "fast"):
+        with pytest.raises(DeadlockError):
+            run(graph, [], engine=engine)
+
+
+def test_stream_round_trip():
+    toks = stream("0 1 S0 N S1 R D")
+    s = from_tokens(toks, list(range(len(toks))))
+    assert format_stream(s.tokens()) == "0 1 S0 N S1 R D"
+    assert [x for _, x in s.pairs()] == list(range(len(toks)))
+    vals = from_tokens([np.float32(1.5), stream("S0")[0]])
+    assert vals.data.dtype == np.float32 and vals.tokens()[0] == np.float32(1.5)
+    assert len(Stream(np.zeros(0, np.int8), np.zeros(0), np.zeros(0, np.int64)).runmax()) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 50), max_size=40), st.integers(0, 3))
+def test_step_clocks_solve_the_recurrence(arrival, ii):
+    clock, want = 0, []
+    for t, a in enumerate(arrival):
+        clock = max(clock + (ii if t else 0), a)
+        want.append(clock)
+    assert step_clocks(np.array(arrival, dtype=np.int64), ii).tolist() == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(-1e8, 1e8, width=32), max_size=150), max_size=6),
+       st.sampled_from(["add", "max"]))
+def test_segmented_fold_is_sequential_float32(segments, kind):
+    ufunc, init = (np.add, 0.0) if kind == "add" else (np.maximum, -np.inf)
+    values = np.array([v for seg in segments for v in seg], dtype=np.float32)
+    lengths = np.array([len(seg) for seg in segments], dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    got = segmented_fold(values, starts, lengths, ufunc, init)
+    for seg, g in zip(segments, got):
+        acc = np.float32(init)
+        for v in seg:
+            acc = np.float32(ufunc(acc, np.float32(v)))
+        assert acc.tobytes() == np.float32(g).tobytes()
+
+
+def test_level_spec_is_used_for_compressed_vectors():
+    vec = FiberTree.from_dense(np.array([0, 10, 0, 100], np.float32), TensorFormat((4,), (LevelSpec("compressed", 0),)))
+    assert run_both("scan", ["0 0 S0 D"], 2, tensors=[vec], tensor=0, level=0) == ["1 3 S0 1 3 S1 D", "0 1 S0 0 1 S1 D"]
