@@ -400,21 +400,41 @@ class KernelLowering:
         if isinstance(space, Universe):
             crd, _ = self.b.range_scan(self._iteration_ref(scope), self.k.sizes[var])
             return crd, {}
-        parts = [self._build(child, scope, var) for child in space.children]
+        parts = self._distinct([self._build(child, scope, var) for child in space.children])
+        if len(parts) == 1:
+            return parts[0]
         groups, keys = [], []
         for crd, streams in parts:
             if any(s is None for s in streams.values()):
                 raise LoweringError(self.k.loc, f"a fused intermediate is merged over {var} "
                                                 "before its innermost level; choose another "
                                                 "order or fusion")
-            refs = [(k, s) for k, s in streams.items() if k[0] == "u"]
-            vals = [(k, s) for k, s in streams.items() if k[0] == "v"]
-            groups.append((crd, [s for _, s in refs], [s for _, s in vals]))
-            keys.append(([k for k, _ in refs], [k for k, _ in vals]))
+            refs = list(dict.fromkeys(s for k, s in streams.items() if k[0] == "u"))
+            vals = list(dict.fromkeys(s for k, s in streams.items() if k[0] == "v"))
+            groups.append((crd, refs, vals))
+            keys.append(streams)
         crd, out_refs, out_vals = self.b.joiner(space.kind, groups)
-        ref_keys = [k for rk, _ in keys for k in rk]
-        val_keys = [k for _, vk in keys for k in vk]
-        return crd, {**dict(zip(ref_keys, out_refs)), **dict(zip(val_keys, out_vals))}
+        result = {}
+        for (_, refs, vals), streams, outs in zip(groups, keys, _split(out_refs, out_vals, groups)):
+            renamed = dict(zip(refs + vals, outs))
+            result.update({k: renamed[s] for k, s in streams.items()})
+        return crd, result
+
+    @staticmethod
+    def _distinct(parts: list) -> list:
+        """Merges joiner inputs that are the same streams (two uses of one tensor scanned from
+        the same reference): joining a stream with itself would split its consumers."""
+        merged: list = []
+        for crd, streams in parts:
+            mine = set(streams.values())
+            for other_crd, other in merged:
+                theirs = set(other.values())
+                if other_crd == crd and len(mine) == 1 and mine == theirs and None not in mine:
+                    other.update(streams)
+                    break
+            else:
+                merged.append((crd, dict(streams)))
+        return merged
 
     def _set_stream(self, key, stream) -> None:
         if key[0] == "u":
@@ -490,6 +510,15 @@ class KernelLowering:
         for lvl, crd in enumerate(streams):
             self.b.level_write(crd, root.index, lvl)
         self.b.value_write(vals, root.index)
+
+
+def _split(out_refs: list, out_vals: list, groups: list) -> list[list]:
+    """A joiner's output streams per input group (its references, then its values)."""
+    per_group, r, v = [], 0, 0
+    for _, refs, vals in groups:
+        per_group.append(out_refs[r:r + len(refs)] + out_vals[v:v + len(vals)])
+        r, v = r + len(refs), v + len(vals)
+    return per_group
 
 
 def _scalar_op(b: GraphBuilder, kind: str, vals, c: float, reverse: bool):
