@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import torch
 
 from fuseflow import mlir
-from fuseflow.frontend import declare_formats, import_model
+from fuseflow.frontend import declare_formats, import_model, tag_groups
+from fuseflow.grouping import assign_kernels
 from fuseflow.passes.base import ChoiceEnum
 from fuseflow.passes.lower_to_sam import LowerToSamPass
 from fuseflow.passes.partition import PartitionMode
@@ -28,23 +29,37 @@ class Level(ChoiceEnum):
     SAM = "sam"
 
 
+BUILTIN_FUSION = ("unfused", "full")
+
+
 @dataclass(frozen=True)
 class Schedule:
     """How to compile a model: fusion granularity, dataflow order, declared input formats.
 
-    ``fusion``: 'unfused' (one kernel per linalg op) or 'full' (one kernel).
+    ``fusion``: 'unfused' (one kernel per linalg op), 'full' (one kernel), the name of a
+    configuration of the application plan passed to :func:`compile` ('partial'), or explicit
+    groups against the PyTorch model: a sequence of kernels, each a sequence of stage names,
+    submodule names (``'layer1'``) or FX node names (see :mod:`fuseflow.grouping`).
     ``order``: dataflow order as loop names (``('d0', 'd2', 'd1')``); default: the order rule.
     ``formats``: input name → format ('csr', 'csc', 'coo', 'dcsr', 'dense', 'bsr:<b>',
     'sparse_vector'); declares a dense model input or parameter sparse.
     """
 
-    fusion: str = "unfused"
+    fusion: object = "unfused"
     order: tuple[str, ...] = ()
     formats: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def grouped(self) -> bool:
+        """Whether kernels come from fusion groups rather than a built-in mode."""
+        return not (isinstance(self.fusion, str) and self.fusion in BUILTIN_FUSION)
+
     def kernel_pipeline(self) -> str:
         """The pipeline from imported linalg to fuse.kernel regions."""
-        mode = PartitionMode.parse(self.fusion, "Schedule.fusion")
+        if self.grouped:
+            mode = PartitionMode.GROUPS
+        else:
+            mode = PartitionMode.parse(self.fusion, "Schedule.fusion")
         return f"builtin.module(fuseflow-normalize,fuseflow-partition{{mode={mode.value}}}," \
                "fuseflow-verify-kernels)"
 
@@ -104,14 +119,26 @@ class CompiledModel:
         return SimulationResult(outputs, run.cycles, run)
 
 
-def compile(model, example_inputs=(), schedule: Schedule | None = None) -> CompiledModel:
-    """Compiles a ``torch.nn.Module`` (with example inputs) or MLIR text to SAM graphs."""
+def compile(model, example_inputs=(), schedule: Schedule | None = None,
+            plan=None) -> CompiledModel:
+    """Compiles a ``torch.nn.Module`` (with example inputs) or MLIR text to SAM graphs.
+
+    ``plan`` (a :class:`fuseflow.apps.base.FusionPlan`) names the stages and fusion
+    configurations that ``schedule.fusion`` may refer to.
+    """
     schedule = schedule or Schedule()
     ctx = mlir.new_context()
     if isinstance(model, str):
+        if schedule.grouped:
+            raise ValueError("fusion groups refer to a PyTorch model; for MLIR input put "
+                             "'fuseflow.group' attributes on the ops and use "
+                             "fuseflow-partition{mode=groups}")
         text, names, params = model, None, []
     else:
-        imported = import_model(model, example_inputs)
+        kernel_of = None
+        if schedule.grouped:
+            kernel_of = lambda program: assign_kernels(program, schedule.fusion, plan)  # noqa: E731
+        imported = import_model(model, example_inputs, kernel_of)
         text, names, params = imported.text, imported.input_names, imported.param_values
     with ctx:
         module = mlir.Module.parse(text)
@@ -120,6 +147,8 @@ def compile(model, example_inputs=(), schedule: Schedule | None = None) -> Compi
             names = [f"arg{i}" for i in range(len(fn.regions[0].blocks[0].arguments))]
         if schedule.formats:
             declare_formats(module, names, schedule.formats)
+        if schedule.grouped:
+            tag_groups(module)
         levels = {"linalg": str(module)}
         Pipeline.parse(schedule.kernel_pipeline()).run(module)
         levels["kernels"] = str(module)

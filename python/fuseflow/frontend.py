@@ -9,6 +9,7 @@ qualified name (``encoder.weight``).
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass
 
 import torch
@@ -60,16 +61,46 @@ def forward_arg_names(model: torch.nn.Module, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
-def import_model(model: torch.nn.Module, example_inputs) -> ImportedModel:
-    """Imports ``model(*example_inputs)`` with parameters lifted to inputs."""
+KERNEL_TAG = "fuseflow-kernel:"
+"""Prefix of the synthetic source frame that carries a node's kernel through the importer."""
+GROUP_ATTR = "fuseflow.group"
+
+
+def import_model(model: torch.nn.Module, example_inputs, kernel_of=None) -> ImportedModel:
+    """Imports ``model(*example_inputs)`` with parameters lifted to inputs.
+
+    ``kernel_of(program) -> {fx node name: kernel name}`` (see :mod:`fuseflow.grouping`), when
+    given, tags every node's location with its kernel; :func:`tag_groups` turns the tags into
+    ``fuseflow.group`` attributes after parsing.
+    """
     state = dict(model.named_parameters())
     state.update(dict(model.named_buffers()))
     names = list(state)
     values = [state[n].detach() for n in names]
     wrapped = _Functional(model, names).eval()
-    text = mlir.import_torch(wrapped, tuple(example_inputs) + tuple(values))
+    args = tuple(example_inputs) + tuple(values)
+    if kernel_of is None:
+        text = mlir.import_torch(wrapped, args)
+    else:
+        program = torch.export.export(wrapped, args)
+        assignment = kernel_of(program)
+        for node in program.graph.nodes:
+            if node.name in assignment:
+                frame = f'  File "{KERNEL_TAG}{assignment[node.name]}", line 1, in kernel\n'
+                node.meta["stack_trace"] = frame + (node.meta.get("stack_trace") or "")
+        text = mlir.import_torch(program, ())
     arg_names = forward_arg_names(model, len(example_inputs)) + names
     return ImportedModel(text, arg_names, values)
+
+
+def tag_groups(module: "mlir.Module") -> None:
+    """Sets ``fuseflow.group`` on every op of ``@main`` whose location carries a kernel tag."""
+    fn = next(op for op in module.body.operations if op.operation.name == "func.func")
+    pattern = re.compile(r'"' + re.escape(KERNEL_TAG) + r'([^"]+)"')
+    for op in fn.regions[0].blocks[0].operations:
+        match = pattern.search(str(op.location))
+        if match:
+            op.operation.attributes[GROUP_ATTR] = mlir.StringAttr.get(match.group(1))
 
 
 def encoding_for(fmt: str, rank: int, what: str) -> str | None:

@@ -58,6 +58,7 @@ def import_torch(model, example_inputs):
     """
     from torch_mlir import fx
 
+    # ``model`` may also be a ``torch.export.ExportedProgram`` (then example_inputs is empty).
     module = fx.export_and_import(model, *example_inputs, output_type="linalg-on-tensors")
     # Keep the model's source locations through the text hop into our context.
     return module.operation.get_asm(enable_debug_info=True)
