@@ -2,7 +2,8 @@
 
 Defaults reproduce the published simulator's scalar mode without memory model (see
 ``docs/timing.md``): every block emits with latency 1 and advances its clock by an initiation
-interval of 1 per step, except broadcast (interval 0); channels are unbounded FIFOs.
+interval of 1 per step, except broadcast (interval 0); channels are unbounded FIFOs; no
+off-chip memory cost.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from fuseflow.sim.graph import BLOCK_KINDS
+from fuseflow.sim.memory import MemoryModel
 
 DEFAULT_BLOCK_COSTS: Mapping[str, tuple[int, int]] = {"broadcast": (1, 0)}
 """Per-kind ``(latency, initiation interval)`` that differ from the uniform defaults."""
@@ -42,12 +44,18 @@ class Arch:
     """Per-kind ``(latency, initiation interval)`` overrides, keyed by block kind
     (``fuseflow.sim.graph.BLOCK_KINDS``), applied over ``DEFAULT_BLOCK_COSTS``; kinds not
     listed use ``latency`` and ``initiation_interval``. Stored as a sorted tuple of pairs."""
+    memory: MemoryModel | None = None
+    """Off-chip memory model (``fuseflow.sim.memory``, ``docs/memory.md``); None = no memory
+    cost (the published configuration). When set, every kernel result carries its DRAM traffic
+    and ``total_cycles``; ``cycles`` stays the simulated compute time."""
 
     def __post_init__(self):
         if self.fifo_depth is not None and (not isinstance(self.fifo_depth, int) or self.fifo_depth < 1):
             raise ValueError(f"fifo_depth must be None or an int >= 1, got {self.fifo_depth!r}")
         if self.latency < 1:
             raise ValueError(f"latency must be >= 1, got {self.latency}")
+        if self.memory is not None and not isinstance(self.memory, MemoryModel):
+            raise ValueError(f"memory must be None or a MemoryModel, got {self.memory!r}")
         if self.initiation_interval < 0:
             raise ValueError(f"initiation_interval must be >= 0, got {self.initiation_interval}")
         costs = {}

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fuseflow.sim.formats import FiberTree
+    from fuseflow.sim.memory import MemoryStats
 
 WORD_BYTES = 4
 """Bytes per stored element: coordinates and segment entries are int32, values float32."""
@@ -75,6 +76,13 @@ class KernelResult:
     """Per-block statistics by block name."""
     trace: dict[str, list[tuple[Any, int]]] | None = None
     """With ``trace=True``: every channel's ``(token, stamp)`` sequence."""
+    memory: "MemoryStats | None" = None
+    """With ``Arch(memory=...)``: off-chip bytes read and written per tensor, and the cycle cost."""
+
+    @property
+    def total_cycles(self) -> int:
+        """Cycles including off-chip transfers (``cycles`` without a memory model)."""
+        return self.cycles if self.memory is None else self.memory.total_cycles
 
     def summary(self) -> dict[str, Any]:
         """Totals over blocks, JSON-ready."""
@@ -82,6 +90,11 @@ class KernelResult:
         tokens = sum(sum(b.tokens_out.values()) for b in self.blocks.values())
         reads = totals["crd_reads"] + totals["ref_reads"] + totals["val_reads"]
         writes = totals["crd_writes"] + totals["ref_writes"] + totals["val_writes"]
-        return {"cycles": self.cycles, "blocks": len(self.blocks), "tokens": tokens, **totals,
-                "reads": reads, "writes": writes, "bytes_read": WORD_BYTES * reads,
-                "bytes_written": WORD_BYTES * writes, "bytes_moved": WORD_BYTES * (reads + writes)}
+        out = {"cycles": self.cycles, "blocks": len(self.blocks), "tokens": tokens, **totals,
+               "reads": reads, "writes": writes, "bytes_read": WORD_BYTES * reads,
+               "bytes_written": WORD_BYTES * writes, "bytes_moved": WORD_BYTES * (reads + writes)}
+        if self.memory is not None:
+            out.update(total_cycles=self.total_cycles, dram_bytes_read=self.memory.bytes_read,
+                       dram_bytes_written=self.memory.bytes_written,
+                       dram_transfer_cycles=self.memory.transfer_cycles)
+        return out

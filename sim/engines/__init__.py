@@ -14,6 +14,7 @@ from fuseflow.sim.arch import Arch
 from fuseflow.sim.engines import fast, reference
 from fuseflow.sim.formats import FiberTree
 from fuseflow.sim.graph import BlockGraph
+from fuseflow.sim.memory import account
 from fuseflow.sim.stats import KernelResult
 from fuseflow.sim.tokens import DeadlockError, SimulationError, StreamError
 
@@ -27,8 +28,16 @@ __all__ = ["ENGINES", "run", "DeadlockError", "SimulationError", "StreamError"]
 
 def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch | None = None,
         engine: str = "reference", trace: bool = False) -> KernelResult:
-    """Simulates ``graph`` on ``inputs`` (``inputs[i]`` binds ``attrs['tensor'] == i``)."""
+    """Simulates ``graph`` on ``inputs`` (``inputs[i]`` binds ``attrs['tensor'] == i``).
+
+    With ``arch.memory`` set, the result also carries the kernel's off-chip traffic and cost
+    (:func:`fuseflow.sim.memory.account`).
+    """
     impl = ENGINES.get(engine)
     if impl is None:
         raise ValueError(f"unknown engine '{engine}'; valid engines: {', '.join(ENGINES)}")
-    return impl(graph, list(inputs), arch or Arch(), trace=trace)
+    arch = arch or Arch()
+    result = impl(graph, list(inputs), arch, trace=trace)
+    if arch.memory is not None:
+        result.memory = account(arch.memory, graph, list(inputs), result.outputs, result.cycles)
+    return result
