@@ -169,6 +169,8 @@ def _float_const(value) -> float | None:
     if producer is None or producer.name != "arith.constant":
         return None
     attr = producer.attributes["value"]
+    if isinstance(attr, mlir.ir.DenseElementsAttr) and attr.is_splat:
+        attr = attr.get_splat_value()       # a splat tensor constant (a 0-d -inf, ...)
     if isinstance(attr, mlir.FloatAttr):
         return float(attr.value)
     if isinstance(attr, mlir.IntegerAttr):
@@ -410,6 +412,15 @@ def _body_expr(body_op, expr_of):
     """The expression of one op of a generic body."""
     name = body_op.name
     operands = list(body_op.operands)
+    if name != "arith.select":
+        inner = expr_of
+
+        def expr_of(value):                 # a comparison is only usable as a select condition
+            expr = inner(value)
+            if isinstance(expr, _Cmp):
+                raise LoweringError(body_op.location, f"'{name}' of a comparison result is not "
+                                                      "supported (only arith.select reads one)")
+            return expr
     if name in ARITH_BINARY:
         return Op(ARITH_BINARY[name], (expr_of(operands[0]), expr_of(operands[1])))
     if name in UNARY_OPS:
@@ -454,6 +465,9 @@ def extract_kernel(results: list, arg_index: dict, loc) -> KernelExpr:
         for var, extent in zip(dims, shape):
             if var is not None:
                 ex.note(var, extent)
+        if isinstance(expr, _Cmp):
+            raise LoweringError(producer.location, "a kernel result that is a comparison (i1) is "
+                                "not supported; fuse it into the select that reads it")
         out_vars = _output_vars(result_type, dims, producer.location)
         roots.append(Root(expr, out_vars, result_type, index))
     return KernelExpr(roots, ex.uses, dict(sorted(ex.sizes.items(), key=lambda kv: _var_rank(kv[0]))), loc)

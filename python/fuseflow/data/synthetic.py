@@ -96,7 +96,10 @@ def binary_features(num_nodes: int, dim: int, density: float, *, rng: np.random.
         new = new[~np.isin(new, keys, assume_unique=True)]
         keys = np.sort(np.concatenate([keys, rng.permutation(new)[:missing]]))
     if keys.size < total:
-        raise RuntimeError(f"could not place {total} feature entries in {_MAX_ROUNDS} rounds")
+        # Near-full densities: random draws rarely hit the last free cells; take them from the
+        # complement directly so the count is always exact.
+        free = np.setdiff1d(np.arange(num_nodes * dim, dtype=np.int64), keys, assume_unique=True)
+        keys = np.sort(np.concatenate([keys, rng.choice(free, total - keys.size, replace=False)]))
     rows, cols = np.divmod(keys, dim)
     data = np.ones(keys.size, dtype=np.float32)
     return canonical_csr(sp.csr_matrix((data, (rows, cols)), shape=(num_nodes, dim)))
