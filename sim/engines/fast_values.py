@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, UNARY
+from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNARY
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, copy_of, ends_with_done, finish,
@@ -106,30 +106,38 @@ def _elementwise(fn, *args) -> np.ndarray:
             return np.array([f32(fn(*xs)) for xs in zip(*args)], dtype=f32)
 
 
+def _alu_function(op: str, scalar):
+    """``(arity, fn)`` of an ALU op from the tables of :mod:`fuseflow.sim.blocks.alu`."""
+    if op in SCALAR_BINARY:
+        return 2, lambda a, b: SCALAR_BINARY[op](a, b, f32(scalar))
+    if op in SCALAR:
+        return 1, lambda x: SCALAR[op](x, f32(scalar))
+    if op in BINARY:
+        return 2, BINARY[op]
+    return 1, UNARY[op]
+
+
 def alu(ctx, ins):
-    """The op of ``attrs['op']`` (tables of :mod:`fuseflow.sim.blocks.alu`) on data and ``N`` (0.0)."""
+    """The op of ``attrs['op']`` on data and ``N`` (0.0); ops without an array form run per element."""
     attrs = ctx.block.attrs
     op = attrs.get("op")
-    arity = 2 if op in BINARY else 1
-    if op not in ALU_OPS or len(ins) != arity or (op in SCALAR and attrs.get("scalar") is None):
+    if op not in ALU_OPS or (op in SCALAR or op in SCALAR_BINARY) and attrs.get("scalar") is None:
         return None
+    arity, fn = _alu_function(op, attrs.get("scalar"))
     a = ins[0]
     clocks = _per_token(ctx, a)
-    if clocks is None:
+    if clocks is None or len(ins) != arity:
         return None
     value = (a.code == DATA) | (a.code == EMPTY_CODE)
+    operands = [_operand(a)[value]]
     if arity == 2:
         b = ins[1]
         if len(b) != len(a) or not np.array_equal(np.where(value, DATA, a.code), np.where(
                 (b.code == DATA) | (b.code == EMPTY_CODE), DATA, b.code)):
             return None
         clocks = step_clocks(np.maximum(a.runmax(), b.runmax()), ctx.ii)
-        result = _elementwise(BINARY[op], _operand(a)[value], _operand(b)[value])
-    elif op in SCALAR:
-        s = f32(attrs["scalar"])
-        result = _elementwise(lambda x: SCALAR[op](x, s), _operand(a)[value])
-    else:
-        result = _elementwise(UNARY[op], _operand(a)[value])
+        operands.append(_operand(b)[value])
+    result = _elementwise(fn, *operands)
     out = np.zeros(len(a), dtype=f32)
     out[value] = result
     ctx.stats.ops += len(result)

@@ -26,6 +26,15 @@ def out1(block_kind, inputs, n_out=1, **kw):
     return texts[0] if n_out == 1 else texts
 
 
+def token_key(tok):
+    """A comparable form of a token that tells float bit patterns apart (-0.0, NaN payloads)."""
+    import numpy as np
+
+    if isinstance(tok, (float, np.floating)):
+        return ("f", np.float32(tok).tobytes())
+    return format_stream([tok])
+
+
 def assert_same_tree(a, b):
     """Two fibertrees with the same format and bit-identical arrays."""
     import numpy as np
@@ -51,8 +60,8 @@ def assert_same_results(want, got, trace=False):
     if trace:
         assert list(want.trace) == list(got.trace)
         for ch in want.trace:
-            assert [(format_stream([t]), s) for t, s in want.trace[ch]] == \
-                [(format_stream([t]), s) for t, s in got.trace[ch]], ch
+            assert [(token_key(t), s) for t, s in want.trace[ch]] == \
+                [(token_key(t), s) for t, s in got.trace[ch]], ch
 
 
 def assert_engines_agree(graph, inputs, arch=None, trace=True):

@@ -2,7 +2,8 @@
 cycles, every block's statistics and (for hand-built graphs) every channel's tokens and stamps.
 
 Graphs: those of ``test_sim_engine.py``, every kernel of ``fuseflow.kernels`` compiled from its
-PyTorch module, and random matrices, formats, sparsities and timing parameters (hypothesis).
+PyTorch module, a small GCN at every fusion level, and random matrices, formats, sparsities and
+timing parameters (hypothesis).
 """
 
 import functools
@@ -10,10 +11,12 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fuseflow
+from fuseflow.apps import gcn
 from fuseflow.kernels import KERNELS
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
@@ -112,3 +115,33 @@ def test_random_parallel_rows_agree_token_by_token(case, lanes):
     graph = parallel_graph(lanes)
     graph.outputs = [TensorFormat.dense((b.shape[0],))]
     assert_engines_agree(graph, [FiberTree.from_dense(b, TensorFormat.csr(b.shape))])
+
+
+GCN_NODES, GCN_FEATURES = 7, 6
+
+
+def gcn_inputs(seed: int, density: float):
+    gen = torch.Generator().manual_seed(seed)
+    adj = (torch.rand(GCN_NODES, GCN_NODES, generator=gen) < density).float() + torch.eye(GCN_NODES)
+    x = (torch.rand(GCN_NODES, GCN_FEATURES, generator=gen) < density).float()
+    return adj.to_sparse_csr(), x.to_sparse_csr()
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_gcn(fusion: str):
+    torch.manual_seed(0)
+    model = gcn.GCN(GCN_FEATURES, 3, hidden=4)
+    return model, fuseflow.compile(model, gcn_inputs(0, 0.4), fuseflow.Schedule(fusion=fusion), plan=gcn.plan(model))
+
+
+@settings(max_examples=12, deadline=None)
+@given(fusion=st.sampled_from(["unfused", "partial", "full"]), seed=st.integers(0, 2**16),
+       density=st.sampled_from([0.0, 0.3, 1.0]))
+def test_gcn_at_every_fusion_level_agrees(fusion, seed, density):
+    model, compiled_model = compiled_gcn(fusion)
+    inputs = gcn_inputs(seed, density)
+    want = compiled_model.simulate(*inputs, engine="reference")
+    got = compiled_model.simulate(*inputs, engine="fast")
+    for a, b in zip(want.run.kernels, got.run.kernels):
+        assert_same_results(a.result, b.result)
+    torch.testing.assert_close(got.output, model(*inputs), rtol=1e-5, atol=1e-6)
