@@ -1,0 +1,136 @@
+"""Simulator throughput of both engines: SpMM at growing sizes and a Cora-sized GCN layer.
+
+Throughput is simulated tokens per wall second: tokens summed over all streams (every block's
+``tokens_out``) divided by the wall time of ``CompiledModel.simulate`` (which includes binding
+the inputs and assembling the outputs). Every (case, engine) runs in a fresh process, so its
+peak resident memory is its own; the fast engine runs ``--repeats`` times (first and best
+reported), the reference once, and only where its estimated time (from the tokens and its
+measured rate so far) stays under ``--reference-budget`` seconds. Where both engines run,
+their cycles, tokens and output bytes must agree.
+
+    python bench/bench_engines.py                       # default cases, JSON to bench/results/
+    python bench/bench_engines.py --spmm-scales 4 16 --no-gcn --reference-budget 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing
+import resource
+import time
+import warnings
+from pathlib import Path
+
+DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "engines.json"
+SPMM_SPARSITY = 0.9
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _build(case: dict):
+    """``(compiled model, inputs, shapes)`` of a case."""
+    import torch
+
+    import fuseflow
+
+    if case["kind"] == "spmm":
+        from fuseflow.kernels import get_kernel
+
+        kernel = get_kernel("spmm")
+        inputs = kernel.inputs(SPMM_SPARSITY, seed=0, scale=case["scale"])
+        compiled = fuseflow.compile(kernel.module(), inputs, fuseflow.Schedule(formats=dict(kernel.declared)))
+        return compiled, inputs
+    from fuseflow.apps import get_application
+
+    model, inputs = get_application("gcn").build(case["preset"], "cora", 0)
+    layer = model.layer1
+    with torch.no_grad():
+        return fuseflow.compile(layer, inputs), inputs
+
+
+def measure(case: dict, engine: str, repeats: int) -> dict:
+    """Compiles and simulates one case on one engine (meant to run in a fresh process)."""
+    warnings.filterwarnings("ignore")
+    compiled, inputs = _build(case)
+    rss_before = _rss_mb()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = compiled.simulate(*inputs, engine=engine)
+        times.append(time.perf_counter() - t0)
+    tokens = sum(r.summary()["tokens"] for r in result.stats.values())
+    digest = hashlib.sha256(b"".join(o.numpy().tobytes() for o in result.outputs)).hexdigest()[:16]
+    return {"case": case["name"], "engine": engine, "shapes": [list(t.shape) for t in inputs],
+            "kernels": len(result.stats), "cycles": result.cycles, "tokens": tokens,
+            "seconds_first": round(times[0], 4), "seconds_best": round(min(times), 4),
+            "tokens_per_s": round(tokens / min(times)), "tokens_per_s_first": round(tokens / times[0]),
+            "peak_rss_mb": round(_peak_rss_mb()), "sim_peak_mb": round(_peak_rss_mb() - rss_before),
+            "output_digest": digest}
+
+
+def run_isolated(case: dict, engine: str, repeats: int) -> dict:
+    """:func:`measure` in a fresh process."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(measure, (case, engine, repeats))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spmm-scales", type=int, nargs="*", default=[4, 16, 32, 64, 96, 128])
+    parser.add_argument("--gcn-preset", default="published", help="'published' is Cora-sized (2,708 nodes)")
+    parser.add_argument("--no-gcn", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3, help="fast-engine runs per case")
+    parser.add_argument("--reference-budget", type=float, default=300.0,
+                        help="skip the reference engine where its estimated time exceeds this (s)")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    args = parser.parse_args()
+    cases = [{"name": f"spmm x{s}", "kind": "spmm", "scale": s} for s in args.spmm_scales]
+    if not args.no_gcn:
+        cases.append({"name": f"gcn layer ({args.gcn_preset})", "kind": "gcn", "preset": args.gcn_preset})
+    rows = []
+    ref_rate = None
+    for case in cases:
+        fast = run_isolated(case, "fast", args.repeats)
+        estimate = fast["tokens"] / ref_rate if ref_rate else 0.0
+        ref = None
+        if estimate <= args.reference_budget:
+            ref = run_isolated(case, "reference", 1)
+            ref_rate = ref["tokens"] / ref["seconds_best"]
+            for key in ("cycles", "tokens", "output_digest"):
+                if ref[key] != fast[key]:
+                    raise SystemExit(f"{case['name']}: engines disagree on {key}: {ref[key]} vs {fast[key]}")
+        row = {"case": case["name"], "shapes": fast["shapes"], "cycles": fast["cycles"], "tokens": fast["tokens"],
+               "fast": fast, "reference": ref,
+               "reference_skipped_estimate_s": None if ref else round(estimate),
+               "speedup": round(ref["seconds_best"] / fast["seconds_best"], 1) if ref else None}
+        rows.append(row)
+        _print_row(row, header=len(rows) == 1)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    print(f"wrote {args.json}")
+
+
+def _print_row(row: dict, header: bool) -> None:
+    if header:
+        print(f"{'case':<22} {'tokens':>13} {'cycles':>12} | {'ref s':>8} {'ref tok/s':>10} {'ref MB':>7} | "
+              f"{'fast s (first)':>15} {'fast s (best)':>13} {'fast tok/s':>11} {'fast MB':>8} | {'speedup':>7}")
+    ref, fast = row["reference"], row["fast"]
+    ref_cols = (f"{ref['seconds_best']:>8.2f} {ref['tokens_per_s']:>10,} {ref['sim_peak_mb']:>7}" if ref else
+                f"{'skipped (est. ' + str(row['reference_skipped_estimate_s']) + ' s)':>27}")
+    speedup = f"{row['speedup']:>6}x" if row["speedup"] else f"{'-':>7}"
+    print(f"{row['case']:<22} {row['tokens']:>13,} {row['cycles']:>12,} | {ref_cols} | "
+          f"{fast['seconds_first']:>15.3f} {fast['seconds_best']:>13.3f} {fast['tokens_per_s']:>11,} "
+          f"{fast['sim_peak_mb']:>8} | {speedup}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
