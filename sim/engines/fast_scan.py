@@ -140,25 +140,23 @@ def repeat(ctx, ins):
     if int(np.count_nonzero(is_s)) != len(heads) - 1:
         return None
     head = heads[unit]
-    rep = scode == REPEAT_CODE
-    if not np.all(owner[head[rep]]):
+    out_code = src.code[head]  # R re-emits its unit's token; S and D are overwritten below
+    out_data = src.data[head]
+    held = out_code[scode == REPEAT_CODE]
+    if np.any((held != DATA) & (held != EMPTY_CODE)):
         return None
-    n = len(sig)
-    out_code = np.empty(n, dtype=CODE_DTYPE)
-    out_data = np.zeros(n, dtype=src.data.dtype)
-    out_code[rep] = src.code[head[rep]]
-    out_data[rep] = src.data[head[rep]]
     # S: a bare stop S_k gives S(k+1); a data unit gives S(k+1) if it absorbed S_k, else S0
     sidx = np.flatnonzero(is_s)
     h = head[sidx]
     bare = src.code[h] >= 0
     nxt = np.minimum(h + 1, len(src) - 1)
-    absorbs = ~bare & absorbed[nxt] & (h + 1 < len(src))
+    absorbs = ~bare & absorbed[nxt]
     out_code[sidx] = np.where(bare, src.code[h] + 1, np.where(absorbs, src.code[nxt] + 1, 0))
+    out_data[sidx] = 0
     out_code[-1] = DONE_CODE
-    runmax = src.runmax()
-    # the step peeks the head; S after a data head also peeks the next input token
-    last_seen = np.where(is_s & (src.code[head] < 0) & (scode != DONE_CODE), head + 1, head)
-    arrival = np.maximum(sig.runmax(), runmax[np.minimum(last_seen, len(src) - 1)])
+    # every step peeks its unit's head; S after a data head also peeks the next input token
+    seen = head
+    seen[sidx[~bare]] += 1
+    arrival = np.maximum(sig.runmax(), src.runmax()[seen])
     clocks = step_clocks(arrival, ctx.ii)
     return finish(ctx, ins, [Stream(out_code, out_data, clocks + ctx.latency)], clocks)

@@ -12,7 +12,7 @@ import numpy as np
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, Stream, ends_with_done, finish, step_clocks,
 )
-from fuseflow.sim.engines.fast_values import segmented_fold
+from fuseflow.sim.engines.fast_values import fold_by_key
 
 
 def spacc(ctx, ins):
@@ -34,20 +34,24 @@ def spacc(ctx, ins):
     flush = cc >= 1
     seg = np.cumsum(flush) - flush  # the flush each pair belongs to
     entry = np.flatnonzero((cc == DATA) & (vc == DATA))
-    eseg, ecrd = seg[entry], crd.data[entry]
-    order_idx = np.lexsort((ecrd, eseg))  # stable: arrival order within a key
-    eseg, ecrd = eseg[order_idx], ecrd[order_idx]
-    evals = val.data[entry[order_idx]].astype(np.float32)
-    new = np.ones(len(entry), dtype=bool)
-    new[1:] = (eseg[1:] != eseg[:-1]) | (ecrd[1:] != ecrd[:-1])
-    starts = np.flatnonzero(new)
-    lengths = np.diff(np.append(starts, len(entry)))
-    sums = segmented_fold(evals, starts, lengths, np.add, 0.0)
-    kseg, kcrd = eseg[starts], ecrd[starts]
+    nflush = int(np.count_nonzero(flush))
+    width = int(crd.data[entry].max()) + 1 if len(entry) else 1
+    if crd.data[entry].min(initial=0) < 0 or (nflush + 1) * width >= 2 ** 62:
+        return None
+    key = seg[entry] * width + crd.data[entry]
+    if (nflush + 1) * width <= max(4 * len(entry), 1 << 20):  # a dense table, already in key order
+        sums = fold_by_key(val.data[entry], key, (nflush + 1) * width, np.add, 0.0)
+        present = np.zeros(len(sums), dtype=bool)
+        present[key] = True
+        keys = np.flatnonzero(present)
+        sums = sums[keys]
+    else:
+        keys, inverse = np.unique(key, return_inverse=True)
+        sums = fold_by_key(val.data[entry], inverse, len(keys), np.add, 0.0)
+    kseg, kcrd = keys // width, keys % width
     ctx.stats.ops += len(entry)
     # output: per flush step, its keys then S(k-1); D at the end
     fidx = np.flatnonzero(flush)
-    nflush = len(fidx)
     per_flush = np.bincount(kseg, minlength=nflush)[:nflush] if len(kseg) else np.zeros(nflush, np.int64)
     keep = kseg < nflush  # entries after the last flush are never emitted
     kseg, kcrd, sums = kseg[keep], kcrd[keep], sums[keep]

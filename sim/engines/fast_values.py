@@ -18,7 +18,6 @@ from fuseflow.sim.engines.fast_stream import (
 )
 
 f32 = np.float32
-_FOLD_BLOCK = 64  # segments longer than this are folded one by one with ufunc.accumulate
 
 
 def root(ctx, ins):
@@ -145,22 +144,15 @@ def alu(ctx, ins):
     return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks)
 
 
-def segmented_fold(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray, ufunc, init) -> np.ndarray:
-    """``ufunc`` folded over each segment in order, from ``init``, in float32.
+def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init) -> np.ndarray:
+    """``ufunc`` folded from ``init`` over the values of each key, in float32 and in order.
 
-    Segment ``i`` is ``values[starts[i]:starts[i] + lengths[i]]``; the result of an empty segment
-    is ``init``. Sequential like the reference's accumulator (no pairwise summation): short
-    segments advance together one position at a time, long ones use ``ufunc.accumulate``.
+    ``ufunc.at`` applies the operation element by element in index order, so every key's
+    result is the reference accumulator's sequential one (no pairwise summation).
     """
-    acc = np.full(len(starts), init, dtype=f32)
+    acc = np.full(nkeys, init, dtype=f32)
     with np.errstate(all="ignore"):
-        short = np.flatnonzero((lengths > 0) & (lengths <= _FOLD_BLOCK))
-        for j in range(int(lengths[short].max()) if len(short) else 0):
-            short = short[lengths[short] > j]
-            acc[short] = ufunc(acc[short], values[starts[short] + j])
-        for i in np.flatnonzero(lengths > _FOLD_BLOCK).tolist():
-            seg = np.concatenate([acc[i:i + 1], values[starts[i]:starts[i] + lengths[i]]])
-            acc[i] = ufunc.accumulate(seg, dtype=f32)[-1]
+        ufunc.at(acc, keys, values.astype(f32, copy=False))
     return acc
 
 
@@ -178,11 +170,11 @@ def reduce(ctx, ins):
     data_idx = np.flatnonzero(code == DATA)
     vals = s.data[stepping[data_idx]].astype(f32)
     nstops = int(np.count_nonzero(stop))
-    fiber_of_data = np.cumsum(stop)[data_idx]
-    lengths = np.bincount(fiber_of_data, minlength=nstops + 1)[:nstops]
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    fiber_of_data = np.cumsum(stop)[data_idx]  # values after the last stop fold into fiber nstops
     ufunc, init = (np.maximum, -np.inf) if kind == "max" else (np.add, 0.0)
-    results = np.where(lengths > 0, segmented_fold(vals, starts, lengths, ufunc, init), f32(0.0)).astype(f32)
+    folded = fold_by_key(vals, fiber_of_data, nstops + 1, ufunc, init)[:nstops]
+    seen = np.bincount(fiber_of_data, minlength=nstops + 1)[:nstops] > 0
+    results = np.where(seen, folded, f32(0.0)).astype(f32)
     # each stop S_k emits its fiber's value, then S(k-1) when k > 0; D emits D
     emits = np.where(stop, 1 + (code > 0), np.where(code == DONE_CODE, 1, 0))
     first = np.cumsum(emits) - emits

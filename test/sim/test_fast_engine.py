@@ -12,7 +12,7 @@ from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR_BINARY
 from fuseflow.sim.engines import DeadlockError, StreamError, run
 from fuseflow.sim.engines.fast import VECTORIZED, run_coroutine, topological_order
 from fuseflow.sim.engines.fast_stream import Stream, from_tokens, step_clocks
-from fuseflow.sim.engines.fast_values import segmented_fold
+from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.engines.reference import BlockContext, Channel, run_block
 from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
 from fuseflow.sim.graph import Block, BlockGraph
@@ -93,6 +93,7 @@ CASES = [
     ("spacc", ["0 2 S0 S0 1 2 S1 S2 D", "1.0 2.0 S0 S0 4.0 3.0 S1 S2 D"], 2, {}, {"order": 1}),
     ("spacc", ["N 1 S1 D", "5.0 2.0 S1 D"], 2, {}, {"order": 1}),
     ("spacc", ["3 1 N 3 S1 S0 S1 D", "1.0 N 2.0 4.0 S1 S0 S1 D"], 2, {}, {"order": 1}),
+    ("spacc", ["3000000 1 S0 3000000 S1 7 S1 D", "1.0 2.0 S0 4.0 S1 8.0 S1 D"], 2, {}, {"order": 1}),
     ("level_write", ["1 3 S0 S0 0 1 3 S1 D"], 0, {"outputs": CSR_OUT}, {"result": 0, "level": 1}),
     ("level_write", ["0 1 2 S0 D"], 0, {"outputs": CSR_OUT}, {"result": 0, "level": 0}),
     ("value_write", ["1.0 N S0 2.0 S1 D"], 0, {"outputs": CSR_OUT}, {"result": 0}),
@@ -207,19 +208,17 @@ def test_step_clocks_solve_the_recurrence(arrival, ii):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.floats(-1e8, 1e8, width=32), max_size=150), max_size=6),
+@given(st.lists(st.tuples(st.integers(0, 5), st.floats(-1e8, 1e8, width=32)), max_size=200),
        st.sampled_from(["add", "max"]))
-def test_segmented_fold_is_sequential_float32(segments, kind):
+def test_fold_by_key_is_sequential_float32(entries, kind):
     ufunc, init = (np.add, 0.0) if kind == "add" else (np.maximum, -np.inf)
-    values = np.array([v for seg in segments for v in seg], dtype=np.float32)
-    lengths = np.array([len(seg) for seg in segments], dtype=np.int64)
-    starts = np.cumsum(lengths) - lengths
-    got = segmented_fold(values, starts, lengths, ufunc, init)
-    for seg, g in zip(segments, got):
-        acc = np.float32(init)
-        for v in seg:
-            acc = np.float32(ufunc(acc, np.float32(v)))
-        assert acc.tobytes() == np.float32(g).tobytes()
+    keys = np.array([k for k, _ in entries], dtype=np.int64)
+    values = np.array([v for _, v in entries], dtype=np.float32)
+    want = [np.float32(init)] * 6
+    for k, v in zip(keys, values):
+        want[k] = np.float32(ufunc(want[k], v))
+    got = fold_by_key(values, keys, 6, ufunc, init)
+    assert [w.tobytes() for w in want] == [g.tobytes() for g in got]
 
 
 def test_level_spec_is_used_for_compressed_vectors():
