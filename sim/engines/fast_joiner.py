@@ -76,13 +76,42 @@ def _merge(keys: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
     return ordered[new], np.split(where, bounds)
 
 
-def _heads(pos: np.ndarray, nsteps: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per step: the index of the input's head token and whether the step pops it."""
-    popped = np.zeros(nsteps, dtype=bool)
-    popped[pos] = True
-    marks = np.zeros(nsteps, dtype=np.int64)
-    marks[pos[:-1] + 1] = 1  # the head moves on after each popped token (D is popped last)
-    return np.cumsum(marks), popped
+def _spread(values: np.ndarray, pos: np.ndarray, nsteps: int) -> np.ndarray:
+    """Per step, ``values[m]`` of the input's head token m (token m heads steps pos[m-1]+1..pos[m])."""
+    if len(pos) == nsteps:  # popped at every step
+        return values
+    return np.repeat(values, np.diff(pos, prepend=-1))
+
+
+def _received(values: np.ndarray, pos: np.ndarray, nsteps: int) -> np.ndarray:
+    """Per step, ``values[m]`` of the last token received by the end of the step (0 before any)."""
+    if len(pos) == nsteps:
+        return values
+    return np.repeat(np.concatenate([[0], values]), np.diff(pos, prepend=0, append=nsteps))
+
+
+def _at(pos: np.ndarray, idx: np.ndarray, nsteps: int) -> tuple[np.ndarray, np.ndarray]:
+    """At steps ``idx``: the index of the input's head token and whether the step pops it."""
+    if len(pos) == nsteps:
+        return idx, np.ones(len(idx), dtype=bool)
+    if len(idx) == nsteps:
+        popped = np.zeros(nsteps, dtype=bool)
+        popped[pos] = True
+        return _spread(np.arange(len(pos)), pos, nsteps), popped
+    head = np.searchsorted(pos, idx)
+    return head, pos[np.minimum(head, len(pos) - 1)] == idx
+
+
+def _all_pop(pos: list[np.ndarray], nsteps: int) -> np.ndarray:
+    """The steps at which every input pops (intersect emits there), smallest input first."""
+    order = sorted(range(len(pos)), key=lambda i: len(pos[i]))
+    steps = pos[order[0]]
+    for i in order[1:]:
+        if len(pos[i]) == nsteps:
+            continue
+        j = np.minimum(np.searchsorted(pos[i], steps), len(pos[i]) - 1)
+        steps = steps[pos[i][j] == steps]
+    return steps
 
 
 def _join(ctx, ins, union: bool):
@@ -97,18 +126,17 @@ def _join(ctx, ins, union: bool):
         return None
     steps, pos = _merge(keys)
     nsteps = len(steps)
-    head, popped = zip(*(_heads(p, nsteps) for p in pos))
     # arrivals: every step peeks all crd heads; popping an input receives its refs
-    crd_arr = np.zeros(nsteps, np.int64)
+    crd_arr = None
     ref_arr: list = []
     for i in range(n):
-        crd_arr = np.maximum(crd_arr, crds[i].runmax()[head[i]])
+        head_arr = _spread(crds[i].runmax(), pos[i], nsteps)
+        crd_arr = head_arr.copy() if crd_arr is None else np.maximum(crd_arr, head_arr, out=crd_arr)
         arr = None
         for r in refs[i]:
             if r.time is crds[i].time or np.array_equal(r.time, crds[i].time):
                 continue  # stamped with the crds: never later than the peeked head
-            got = r.runmax()[head[i]]
-            got = np.where(popped[i], got, np.concatenate([[0], r.runmax()])[head[i]])
+            got = _received(r.runmax(), pos[i], nsteps)
             arr = got if arr is None else np.maximum(arr, got)
         ref_arr.append(arr)
     full = crd_arr
@@ -116,26 +144,28 @@ def _join(ctx, ins, union: bool):
         if arr is not None:
             full = np.maximum(full, arr)
     end = step_clocks(full, ctx.ii)
-    is_ctrl = steps % m == m - 1  # stops and D: every input pops, one point, the stop goes everywhere
-    emit = np.ones(nsteps, dtype=bool) if union else is_ctrl | np.logical_and.reduce(popped)
-    idx = np.flatnonzero(emit)
-    ctrl = is_ctrl[idx]
-    code0 = crds[0].code[head[0][idx]]
-    start = np.maximum(np.concatenate([[0], end[:-1] + ctx.ii])[idx], crd_arr[idx])
-    send_clock = np.where(ctrl, end[idx], start) if union else end[idx]  # intersect pops all, then sends
+    idx = np.arange(nsteps) if union else _all_pop(pos, nsteps)
+    ctrl = steps[idx] % m == m - 1  # stops and D: every input pops, one point, the stop goes everywhere
+    at = [_at(p, idx, nsteps) for p in pos]
+    code0 = crds[0].code[at[0][0]]
+    end_idx = end[idx]
+    if union:
+        start = np.maximum(np.concatenate([[0], end[:-1] + ctx.ii]), crd_arr)
+        send_clock = np.where(ctrl, end_idx, start)
+    else:
+        send_clock = end_idx  # intersect pops every input, then sends
     out_code = np.where(ctrl, code0, DATA).astype(CODE_DTYPE)
     outs = [Stream(out_code, np.where(ctrl, 0, steps[idx] % m), send_clock + ctx.latency)]
     clock = send_clock
     for i in range(n):
-        got = popped[i][idx] & ~ctrl
-        h = head[i][idx]
+        h, popped = at[i]
+        got = popped & ~ctrl
         if union and ref_arr[i] is not None:
             clock = np.maximum(clock, np.where(ctrl, 0, ref_arr[i][idx]))
         for r in refs[i]:
             rc = np.where(ctrl, code0, np.where(got, r.code[h], EMPTY_CODE)).astype(CODE_DTYPE)
             rd = np.where(got, r.data[h], 0).astype(r.data.dtype)
-            stamps = clock if union else end[idx]
-            outs.append(Stream(rc, rd, stamps + ctx.latency))
+            outs.append(Stream(rc, rd, (clock if union else end_idx) + ctx.latency))
     return finish(ctx, ins, outs, end)
 
 
