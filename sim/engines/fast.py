@@ -114,7 +114,7 @@ def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch, trace: bool = Fa
         ctx.stats.cycles = ctx.clock
         contexts[block.name] = ctx
     return KernelResult(
-        outputs=assemble_outputs(graph, contexts),
+        outputs=assemble_outputs(graph, contexts, fast_write.assemble_result),
         cycles=max((ctx.clock for ctx in contexts.values()), default=0),
         blocks={b.name: contexts[b.name].stats for b in graph.blocks},
         trace={ch: traces[ch] for b in graph.blocks for ch in b.outputs} if trace else None,

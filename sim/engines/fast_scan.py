@@ -16,13 +16,19 @@ from fuseflow.sim.engines.fast_stream import (
 )
 
 
-def ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenated ``arange(lo[i], hi[i])`` and the segment each element belongs to."""
+def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Concatenated ``arange(lo[i], hi[i])``."""
     lengths = hi - lo
-    total = int(lengths.sum())
-    seg = np.repeat(np.arange(len(lo)), lengths)
     offsets = np.cumsum(lengths) - lengths
-    return np.arange(total, dtype=np.int64) - np.repeat(offsets - lo, lengths), seg
+    out = np.arange(int(lengths.sum()), dtype=np.int64)
+    out -= np.repeat(offsets - lo, lengths)
+    return out
+
+
+def dense_fibers(refs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fibers of a dense level of size n under ``refs``: lengths, coordinates, child references."""
+    crds = np.tile(np.arange(n, dtype=np.int64), len(refs))
+    return np.full(len(refs), n, dtype=np.int64), crds, np.repeat(refs * n, n) + crds
 
 
 def fibers(tree, level: int, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -30,10 +36,7 @@ def fibers(tree, level: int, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     fmt = tree.fmt
     lv = fmt.levels[level]
     if lv.format == "dense":
-        n = lv.size(fmt.shape)
-        lengths = np.full(len(refs), n, dtype=np.int64)
-        crds = np.tile(np.arange(n, dtype=np.int64), len(refs))
-        return lengths, crds, np.repeat(refs * n, n) + crds
+        return dense_fibers(refs, lv.size(fmt.shape))
     if lv.format == "singleton":
         if fmt.groups(level - 1):
             starts = tree._run_starts(level - 1)
@@ -44,12 +47,12 @@ def fibers(tree, level: int, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
         lo, hi = tree.pos[level][refs], tree.pos[level][refs + 1]
     crd = tree.crd[level]
     if not fmt.groups(level):
-        children, _ = ranges(lo, hi)
+        children = ranges(lo, hi)
         return hi - lo, crd[children], children
     starts = tree._run_starts(level)
     first = np.searchsorted(starts, lo, side="right") - 1
     last = np.searchsorted(starts, hi, side="left")
-    rids, _ = ranges(first, last)
+    rids = ranges(first, last)
     return last - first, crd[starts[rids]], rids
 
 
@@ -72,10 +75,7 @@ def scan(ctx, ins):
     data = code == DATA
     refs = s.data[data]
     if level is None:
-        n = int(ctx.block.attrs["size"])
-        lengths = np.full(len(refs), n, dtype=np.int64)
-        crds = np.tile(np.arange(n, dtype=np.int64), len(refs))
-        children = np.repeat(refs * n, n) + crds
+        lengths, crds, children = dense_fibers(refs, int(ctx.block.attrs["size"]))
     else:
         tree, lvl, fmt = level
         lengths, crds, children = fibers(tree, lvl, refs)
@@ -95,7 +95,7 @@ def scan(ctx, ins):
     arrival = np.zeros(total, dtype=np.int64)
     # coordinates of data fibers
     didx = np.flatnonzero(data)
-    pos, seg = ranges(first[didx], first[didx] + lengths)
+    pos = ranges(first[didx], first[didx] + lengths)
     crd_out[pos] = crds
     ref_out[pos] = children
     arrival[first[didx]] = runmax[didx]  # a data fiber's first step received its ref

@@ -1,10 +1,18 @@
-"""Vectorized level and value writers: one step per token; the sink feeds result assembly."""
+"""Vectorized level and value writers (one step per token) and result assembly from their sinks.
+
+A vectorized level writer keeps its tokens as a :class:`Stream` and a value writer its values
+as a float32 array; :func:`assemble_result` parses them into the result tree the way
+:func:`fuseflow.sim.blocks.write.assemble` does, and hands anything it does not cover (COO
+runs, levels without a writer, malformed streams) to that function.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, ends_with_done, finish, step_clocks
+from fuseflow.sim.blocks.write import assemble
+from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, Stream, ends_with_done, finish, step_clocks
+from fuseflow.sim.formats import FiberTree, TensorFormat
 
 
 def _steps(ctx, s):
@@ -25,8 +33,7 @@ def level_write(ctx, ins):
     body = s.code[:-1]
     if clocks is None or s.data.dtype.kind != "i" or np.any((body < 0) & (body != DATA)):
         return None
-    written = s.__class__(body, s.data[:-1], s.time[:-1])
-    ctx.sink = written.tokens()
+    ctx.sink = Stream(body, s.data[:-1], s.time[:-1])  # tokens before D; see assemble_result
     stops = int(np.count_nonzero(body >= 0))
     if stored == "compressed":
         ctx.stats.ref_writes += stops
@@ -47,6 +54,45 @@ def value_write(ctx, ins):
     if np.any((code < 0) & ~kept & (np.arange(len(code)) < len(code) - 1)):
         return None
     vals = np.where(code[kept] == DATA, s.data[kept], 0).astype(np.float32)
-    ctx.sink = list(vals)
+    ctx.sink = vals
     ctx.stats.val_writes += len(vals)
     return finish(ctx, ins, [], clocks)
+
+
+def _parse_levels(fmt: TensorFormat, levels: dict, values: np.ndarray):
+    """Level coordinates of every written entry, or None where the reference parser must decide.
+
+    Parses compressed and dense levels by the scanner rule: each parent data token and each
+    bare parent stop owns the next child fiber (its data, then a stop); a bare stop's fiber
+    is empty.
+    """
+    if any(spec.format not in ("dense", "compressed") for spec in fmt.levels) or \
+            any(not isinstance(levels.get(lvl), Stream) for lvl in range(len(fmt.levels))):
+        return None
+    parent = np.array([DATA], dtype=np.int8)
+    paths = np.zeros((1, 0), dtype=np.int64)
+    for lvl in range(len(fmt.levels)):
+        child = levels[lvl]
+        pstop = parent >= 0
+        bare = pstop & np.concatenate([[True], pstop[:-1]])
+        owner_is_data = ~pstop[~pstop | bare]  # one per child fiber
+        cstop = child.code >= 0
+        if int(np.count_nonzero(cstop)) != len(owner_is_data) or (len(cstop) and not cstop[-1]):
+            return None
+        fiber = (np.cumsum(cstop) - cstop)[~cstop]
+        if not np.all(owner_is_data[fiber]):
+            return None
+        rows = (np.cumsum(owner_is_data) - 1)[fiber]
+        paths = np.column_stack([paths[rows], child.data[~cstop]])
+        parent = child.code
+    return paths if len(paths) == len(values) else None
+
+
+def assemble_result(fmt: TensorFormat, levels: dict, values, what: str) -> FiberTree:
+    """One graph result from its writers' sinks (streams and arrays, or reference token lists)."""
+    if isinstance(values, np.ndarray) and fmt.levels:
+        paths = _parse_levels(fmt, levels, values)
+        if paths is not None:
+            return FiberTree.from_level_coords(fmt, paths, values)
+    tokens = {lvl: s.tokens() if isinstance(s, Stream) else s for lvl, s in levels.items()}
+    return assemble(fmt, tokens, values, what=what)

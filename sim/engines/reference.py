@@ -193,10 +193,10 @@ def _final_stats(ctx: BlockContext) -> BlockStats:
     return ctx.stats
 
 
-def assemble_outputs(graph: BlockGraph, contexts: dict[str, BlockContext]) -> list[FiberTree]:
-    """The graph results, assembled from what the writer blocks' contexts recorded."""
-    levels: list[dict[int, list]] = [{} for _ in graph.outputs]
-    values: list[list | None] = [None for _ in graph.outputs]
+def assemble_outputs(graph: BlockGraph, contexts: dict[str, BlockContext], assemble_result=assemble) -> list[FiberTree]:
+    """The graph results, assembled by ``assemble_result`` from what the writers' contexts recorded."""
+    levels: list[dict] = [{} for _ in graph.outputs]
+    values: list = [None for _ in graph.outputs]
     for ctx in contexts.values():
         attrs = ctx.block.attrs
         if ctx.block.kind == "level_write":
@@ -208,7 +208,7 @@ def assemble_outputs(graph: BlockGraph, contexts: dict[str, BlockContext]) -> li
             if values[attrs["result"]] is not None:
                 raise StreamError(f"result {attrs['result']} has two value writers")
             values[attrs["result"]] = ctx.sink
-    return [assemble(fmt, levels[r], values[r], what=f"result {r}") for r, fmt in enumerate(graph.outputs)]
+    return [assemble_result(fmt, levels[r], values[r], what=f"result {r}") for r, fmt in enumerate(graph.outputs)]
 
 
 def run_block(block: Block, streams: list[list], tensors: list[FiberTree] = (), outputs: list[TensorFormat] = (),
