@@ -166,7 +166,7 @@ def _join(ctx, ins, union: bool):
             rc = np.where(ctrl, code0, np.where(got, r.code[h], EMPTY_CODE)).astype(CODE_DTYPE)
             rd = np.where(got, r.data[h], 0).astype(r.data.dtype)
             outs.append(Stream(rc, rd, (clock if union else end_idx) + ctx.latency))
-    return finish(ctx, ins, outs, end)
+    return finish(ctx, ins, outs, end, ctx.ii)  # at most one token per step on every output
 
 
 def intersect(ctx, ins):

@@ -117,7 +117,7 @@ def scan(ctx, ins):
     arrival[-1] = runmax[-1]
     clocks = step_clocks(arrival, ctx.ii)
     stamps = clocks + ctx.latency
-    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], clocks)
+    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], clocks, ctx.ii)
 
 
 def repeat(ctx, ins):
@@ -159,4 +159,4 @@ def repeat(ctx, ins):
     seen[sidx[~bare]] += 1
     arrival = np.maximum(sig.runmax(), src.runmax()[seen])
     clocks = step_clocks(arrival, ctx.ii)
-    return finish(ctx, ins, [Stream(out_code, out_data, clocks + ctx.latency)], clocks)
+    return finish(ctx, ins, [Stream(out_code, out_data, clocks + ctx.latency)], clocks, ctx.ii)

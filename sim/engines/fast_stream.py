@@ -27,14 +27,16 @@ _TOKEN_OF = {DONE_CODE: DONE, EMPTY_CODE: EMPTY, REPEAT_CODE: REPEAT}
 class Stream:
     """One channel's tokens and stamps as parallel arrays (see the module docstring)."""
 
-    __slots__ = ("code", "data", "time", "monotone")
+    __slots__ = ("code", "data", "time", "monotone", "gap")
 
-    def __init__(self, code: np.ndarray, data: np.ndarray, time: np.ndarray, monotone: bool = False):
+    def __init__(self, code: np.ndarray, data: np.ndarray, time: np.ndarray, monotone: bool = False, gap: int = 0):
         self.code = code
         self.data = data
         self.time = time
         self.monotone = monotone
         """Stamps known to be non-decreasing (every vectorized block's outputs)."""
+        self.gap = gap
+        """With ``monotone``: consecutive stamps differ by at least this (0 if unknown)."""
 
     def __len__(self) -> int:
         return len(self.code)
@@ -86,10 +88,17 @@ def make(code, data, time) -> Stream:
     return Stream(np.asarray(code, dtype=CODE_DTYPE), data, np.asarray(time, dtype=np.int64))
 
 
-def step_clocks(arrival: np.ndarray, ii: int) -> np.ndarray:
-    """Clock of each step ``t``: ``c_t = max(c_(t-1) + ii, arrival_t)``, starting from 0."""
+def step_clocks(arrival: np.ndarray, ii: int, gap: int | None = None) -> np.ndarray:
+    """Clock of each step ``t``: ``c_t = max(c_(t-1) + ii, arrival_t)``, starting from 0.
+
+    ``gap``: for a non-decreasing, non-negative ``arrival`` whose consecutive entries differ by
+    at least ``gap``; when ``gap >= ii`` the block never falls behind and the clocks are the
+    arrivals themselves (returned as is: callers must not modify them).
+    """
     if len(arrival) == 0:
         return np.zeros(0, dtype=np.int64)
+    if gap is not None and gap >= ii:
+        return arrival
     if ii == 0:
         return np.maximum.accumulate(np.maximum(arrival, 0))
     ramp = np.arange(0, len(arrival) * ii, ii, dtype=np.int64)
@@ -121,8 +130,12 @@ def fail(block, message: str):
     raise StreamError(f"block '{block.name}' ({block.kind}): {message}")
 
 
-def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray) -> list[Stream]:
-    """Records a vectorized block's final clock, steps and token counts; returns ``outs``."""
+def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray, gap: int = 0) -> list[Stream]:
+    """Records a vectorized block's final clock, steps and token counts; returns ``outs``.
+
+    ``gap``: the least difference between consecutive stamps of every output (an output with at
+    most one token per step has at least the interval; 0 if unknown).
+    """
     ctx.clock = final_clock(clocks, ctx.ii)
     ctx.stats.steps = len(clocks)
     for name, s in zip(ctx.block.inputs, ins):
@@ -130,6 +143,7 @@ def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray) -> li
     for name, s in zip(ctx.block.outputs, outs):
         ctx.stats.tokens_out[name] = len(s)
         s.monotone = True  # stamped from step clocks, which never decrease
+        s.gap = gap
     return outs
 
 

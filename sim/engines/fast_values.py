@@ -24,14 +24,19 @@ def root(ctx, ins):
     """``0`` at latency, ``D`` one interval later: two steps."""
     clocks = np.array([0, ctx.ii], dtype=np.int64)
     out = Stream(np.array([DATA, DONE_CODE], CODE_DTYPE), np.zeros(2, np.int64), clocks + ctx.latency)
-    return finish(ctx, ins, [out], clocks)
+    return finish(ctx, ins, [out], clocks, ctx.ii)
 
 
 def _per_token(ctx, s: Stream):
     """Step clocks of a single-input block that takes one step per token, or None if malformed."""
     if not ends_with_done(s):
         return None
-    return step_clocks(s.runmax(), ctx.ii)
+    return step_clocks(s.runmax(), ctx.ii, s.gap if s.monotone else 0)
+
+
+def _gap(ctx, s: Stream) -> int:
+    """Stamp gap of the outputs of a one-token-per-step block fed by ``s`` alone."""
+    return max(ctx.ii, s.gap if s.monotone else 0)
 
 
 def broadcast(ctx, ins):
@@ -41,7 +46,7 @@ def broadcast(ctx, ins):
     if clocks is None:
         return None
     stamps = clocks + ctx.latency
-    return finish(ctx, ins, [Stream(s.code, s.data, stamps) for _ in ctx.block.outputs], clocks)
+    return finish(ctx, ins, [Stream(s.code, s.data, stamps) for _ in ctx.block.outputs], clocks, _gap(ctx, s))
 
 
 def fork(ctx, ins):
@@ -58,7 +63,7 @@ def fork(ctx, ins):
     for p in range(lanes):
         keep = ~dealt | (lane == p)
         outs.append(copy_of(s, keep, stamps[keep]))
-    return finish(ctx, ins, outs, clocks)
+    return finish(ctx, ins, outs, clocks, _gap(ctx, s))
 
 
 def repsiggen(ctx, ins):
@@ -71,7 +76,7 @@ def repsiggen(ctx, ins):
     if np.any(s.code == REPEAT_CODE):
         return None
     out = Stream(code, np.zeros(len(s), np.int64), clocks + ctx.latency)
-    return finish(ctx, ins, [out], clocks)
+    return finish(ctx, ins, [out], clocks, _gap(ctx, s))
 
 
 def array(ctx, ins):
@@ -89,7 +94,7 @@ def array(ctx, ins):
     out[data] = vals[refs]
     code = np.where(s.code == EMPTY_CODE, DATA, s.code).astype(CODE_DTYPE)
     ctx.stats.val_reads += len(refs)
-    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks)
+    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks, _gap(ctx, s))
 
 
 def _operand(s: Stream) -> np.ndarray:
@@ -141,7 +146,7 @@ def alu(ctx, ins):
     out[value] = result
     ctx.stats.ops += len(result)
     code = np.where(value, DATA, a.code).astype(CODE_DTYPE)
-    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks)
+    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks, _gap(ctx, a) if arity == 1 else ctx.ii)
 
 
 def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init) -> np.ndarray:

@@ -18,7 +18,7 @@ from fuseflow.sim.formats import FiberTree, TensorFormat
 def _steps(ctx, s):
     if not ends_with_done(s):
         return None
-    return step_clocks(s.runmax(), ctx.ii)
+    return step_clocks(s.runmax(), ctx.ii, s.gap if s.monotone else 0)
 
 
 def level_write(ctx, ins):

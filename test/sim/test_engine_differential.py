@@ -35,10 +35,11 @@ GRAPHS = {
     "dcsr_output": (spmv_dcsr_output_graph, lambda: spmv_inputs()[:1]),
     **{f"parallel{lanes}": (functools.partial(parallel_graph, lanes), lambda: [ROWS_CSR]) for lanes in (1, 2, 3, 4)},
 }
-ARCHS = [Arch(), Arch(latency=2, initiation_interval=3), Arch(block_costs={"scan": (3, 2), "broadcast": (1, 1)})]
+ARCHS = [Arch(), Arch(latency=2, initiation_interval=3), Arch(block_costs={"scan": (3, 2), "broadcast": (1, 1)}),
+         Arch(initiation_interval=0, block_costs={"scan": (2, 1), "broadcast": (1, 2)})]
 
 
-@pytest.mark.parametrize("arch", ARCHS, ids=["default", "slow", "per-kind"])
+@pytest.mark.parametrize("arch", ARCHS, ids=["default", "slow", "per-kind", "zero-interval"])
 @pytest.mark.parametrize("name", list(GRAPHS))
 def test_hand_built_graphs_agree_token_by_token(name, arch):
     graph, inputs = GRAPHS[name]
