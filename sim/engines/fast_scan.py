@@ -12,8 +12,12 @@ import numpy as np
 
 from fuseflow.sim.blocks.scan import scanned_level
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, ends_with_done, finish, step_clocks,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, ends_with_done, ensure_memory, finish,
+    step_clocks,
 )
+
+SCAN_BYTES_PER_TOKEN = 80
+"""Peak bytes a scan allocates per output token (outputs, stamps and temporaries)."""
 
 
 def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -75,9 +79,14 @@ def scan(ctx, ins):
     data = code == DATA
     refs = s.data[data]
     if level is None:
+        ensure_memory(ctx, len(refs) * int(ctx.block.attrs["size"]), SCAN_BYTES_PER_TOKEN)
         lengths, crds, children = dense_fibers(refs, int(ctx.block.attrs["size"]))
     else:
         tree, lvl, fmt = level
+        if fmt == "dense":
+            ensure_memory(ctx, len(refs) * tree.fmt.levels[lvl].size(tree.fmt.shape), SCAN_BYTES_PER_TOKEN)
+        elif tree.pos[lvl] is not None and len(refs):
+            ensure_memory(ctx, int((tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]).sum()), SCAN_BYTES_PER_TOKEN)
         lengths, crds, children = fibers(tree, lvl, refs)
         if fmt != "dense":
             ctx.stats.crd_reads += len(crds)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, Stop, StreamError
+from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, SimulationError, Stop, StreamError
 
 DATA, EMPTY_CODE, DONE_CODE, REPEAT_CODE = -1, -2, -3, -4
 CODE_DTYPE = np.int8
@@ -150,3 +150,35 @@ def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray, gap: 
 def copy_of(s: Stream, keep: np.ndarray, time: np.ndarray) -> Stream:
     """The tokens of ``s`` selected by ``keep`` (mask or indices), restamped with ``time``."""
     return Stream(s.code[keep], s.data[keep], time)
+
+
+def available_bytes() -> int | None:
+    """Memory this process may still allocate: the system's available memory, capped by the
+    address-space limit (None where neither is known)."""
+    import resource
+
+    limits = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    limits.append(int(line.split()[1]) * 1024)
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as f:
+                limits.append(soft - int(f.read().split()[0]) * resource.getpagesize())
+    except (OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+def ensure_memory(ctx, tokens: int, bytes_per_token: int) -> None:
+    """Raises a ``SimulationError`` naming the block if ``tokens`` would not fit in memory."""
+    need = tokens * bytes_per_token
+    if need < 1 << 28:  # small: not worth asking the system
+        return
+    free = available_bytes()
+    if free is not None and need > free:
+        raise SimulationError(
+            f"block '{ctx.block.name}' ({ctx.block.kind}) would emit {tokens:,} tokens, needing about "
+            f"{need / 2**30:.1f} GiB, more than the {free / 2**30:.1f} GiB available to the fast engine")

@@ -260,3 +260,14 @@ def test_assemble_result_matches_the_reference_assembly(levels, values, fmt):
     got = assemble_result(fmt, arrays, vals, "result")
     np.testing.assert_array_equal(got.to_dense(), want.to_dense())
     assert [None if p is None else p.tolist() for p in got.pos] == [None if p is None else p.tolist() for p in want.pos]
+
+
+def test_a_stream_too_large_for_memory_fails_clearly():
+    from fuseflow.sim.tokens import SimulationError
+
+    graph = BlockGraph([
+        Block("root", "root", (), ("r",)),
+        Block("huge", "scan", ("r",), ("crd", "ref"), {"tensor": None, "size": 10**13}),
+    ], [])
+    with pytest.raises(SimulationError, match="block 'huge' \\(scan\\) would emit 10,000,000,000,000 tokens"):
+        run(graph, [], engine="fast")
