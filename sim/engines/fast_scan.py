@@ -68,6 +68,14 @@ def unit_heads(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owner, absorbed
 
 
+def _dense_size(ctx, level) -> int | None:
+    """The size of the scanned level if it is dense (or a range), else None."""
+    if level is None:
+        return int(ctx.block.attrs["size"])
+    tree, lvl, fmt = level
+    return tree.fmt.levels[lvl].size(tree.fmt.shape) if fmt == "dense" else None
+
+
 def scan(ctx, ins):
     """ref -> crd, ref: one step per coordinate, one per fiber close, ``N`` and bare stop."""
     s = ins[0]
@@ -78,14 +86,16 @@ def scan(ctx, ins):
     owner, absorbed = unit_heads(code)
     data = code == DATA
     refs = s.data[data]
+    size = _dense_size(ctx, level)
+    if size is not None:
+        ensure_memory(ctx, len(refs) * size, SCAN_BYTES_PER_TOKEN)
+        if np.count_nonzero(absorbed) == np.count_nonzero(code >= 0) and len(refs) == np.count_nonzero(owner):
+            return _scan_dense_fibers(ctx, ins, refs, size)
     if level is None:
-        ensure_memory(ctx, len(refs) * int(ctx.block.attrs["size"]), SCAN_BYTES_PER_TOKEN)
-        lengths, crds, children = dense_fibers(refs, int(ctx.block.attrs["size"]))
+        lengths, crds, children = dense_fibers(refs, size)
     else:
         tree, lvl, fmt = level
-        if fmt == "dense":
-            ensure_memory(ctx, len(refs) * tree.fmt.levels[lvl].size(tree.fmt.shape), SCAN_BYTES_PER_TOKEN)
-        elif tree.pos[lvl] is not None and len(refs):
+        if tree.pos[lvl] is not None and len(refs):
             ensure_memory(ctx, int((tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]).sum()), SCAN_BYTES_PER_TOKEN)
         lengths, crds, children = fibers(tree, lvl, refs)
         if fmt != "dense":
@@ -123,6 +133,36 @@ def scan(ctx, ins):
     out_code[first[bidx]] = code[bidx] + 1
     arrival[first[bidx]] = runmax[bidx]
     out_code[-1] = DONE_CODE
+    arrival[-1] = runmax[-1]
+    clocks = step_clocks(arrival, ctx.ii)
+    stamps = clocks + ctx.latency
+    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], clocks, ctx.ii)
+
+
+def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
+    """A dense scan whose input holds only data, the stops they absorb, and ``D``.
+
+    Every reference then owns n coordinates and a close: the output is laid out as one row of
+    n + 1 tokens per reference (plus ``D``), filled without index arrays.
+    """
+    s = ins[0]
+    code = s.code
+    rows = len(refs)
+    total = rows * (n + 1) + 1
+    didx = np.flatnonzero(code == DATA)
+    nxt = code[didx + 1]
+    out_code = np.full(total, DATA, dtype=CODE_DTYPE)
+    out_code[n:-1:n + 1] = np.where(nxt >= 0, nxt + 1, 0)
+    out_code[-1] = DONE_CODE
+    crd_out = np.zeros(total, dtype=np.int64)
+    ref_out = np.zeros(total, dtype=np.int64)
+    coords = np.arange(n, dtype=np.int64)
+    crd_out[:-1].reshape(rows, n + 1)[:, :n] = coords
+    ref_out[:-1].reshape(rows, n + 1)[:, :n] = refs[:, None] * n + coords
+    runmax = s.runmax()
+    arrival = np.zeros(total, dtype=np.int64)
+    arrival[0:-1:n + 1] = runmax[didx]  # a fiber's first step received its ref
+    arrival[n:-1:n + 1] = runmax[didx + 1]  # its close peeked the next token
     arrival[-1] = runmax[-1]
     clocks = step_clocks(arrival, ctx.ii)
     stamps = clocks + ctx.latency
