@@ -98,11 +98,12 @@ def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch, trace: bool = Fa
         if b.kind not in IMPLEMENTATIONS:
             raise SimulationError(f"block '{b.name}': no implementation of kind '{b.kind}'")
     consumers = graph.consumers()
+    producers = graph.producers()
     live: dict[str, Stream] = {}
     traces: dict[str, list] = {}
     contexts: dict[str, BlockContext] = {}
     for block in order:
-        ins = [Channel(ch, "<stream>", block.name, None, False) for ch in block.inputs]
+        ins = [Channel(ch, producers[ch].name, block.name, None, False) for ch in block.inputs]
         outs = [Channel(ch, block.name, None, None, True) for ch in block.outputs]
         ctx = BlockContext(block, ins, outs, arch, inputs, graph.outputs)
         produced = _simulate(block, ctx, ins, outs, [live.pop(ch) for ch in block.inputs])
