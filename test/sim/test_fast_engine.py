@@ -271,3 +271,101 @@ def test_a_stream_too_large_for_memory_fails_clearly():
     ], [])
     with pytest.raises(SimulationError, match="block 'huge' \\(scan\\) would emit 10,000,000,000,000 tokens"):
         run(graph, [], engine="fast")
+
+
+# -- random streams ----------------------------------------------------------------------------
+
+@st.composite
+def fibers_of(draw, top=3, values=False, empty=True):
+    """A random well-nested stream body: fibers of sorted coordinates (or values), stops of any
+    level up to ``top``, optional ``N`` tokens; returns the token list without ``D``."""
+    toks = []
+    for _ in range(draw(st.integers(0, 6))):
+        n = draw(st.integers(0, 4))
+        if values:
+            body = [np.float32(draw(st.floats(-8, 8, width=32))) for _ in range(n)]
+        else:
+            body = sorted(draw(st.sets(st.integers(0, 9), max_size=n)))
+        if empty and draw(st.booleans()) and values:
+            body.append(stream("N")[0])
+        toks += body + [stream(f"S{draw(st.integers(0, top))}")[0]]
+    return toks
+
+
+@st.composite
+def ref_streams(draw, size=4):
+    """Random reference streams (data below ``size``, ``N``, stops), ending with ``D``."""
+    toks = draw(st.lists(st.one_of(st.integers(0, size - 1), st.sampled_from(stream("N S0 S1 S2"))), max_size=12))
+    return toks + stream("D")
+
+
+@settings(max_examples=80, deadline=None)
+@given(ref_streams(), st.integers(0, 9), st.sampled_from([None, "csr"]))
+def test_random_scans_agree(refs, seed, tensor):
+    if tensor is None:
+        run_both("scan", [refs], 2, seed=seed, tensor=None, size=3)
+    else:
+        refs = [r if not isinstance(r, int) else r % 3 for r in refs]
+        run_both("scan", [refs], 2, tensors=[B_CSR], seed=seed, tensor=0, level=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(fibers_of(values=True), st.integers(0, 9), st.sampled_from(["sum", "max"]))
+def test_random_reductions_agree(body, seed, kind):
+    run_both("reduce", [body + stream("D")], seed=seed, kind=kind)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(0, 9))
+def test_random_joiners_agree(data, seed):
+    n = data.draw(st.integers(1, 3))
+    structure = data.draw(st.lists(st.integers(0, 2), max_size=5))  # the stop closing each fiber
+    crds, refs = [], []
+    for _ in range(n):
+        c = []
+        for level in structure:
+            c += sorted(data.draw(st.sets(st.integers(0, 9), max_size=4))) + [stream(f"S{level}")[0]]
+        crds.append(c + stream("D"))
+        refs.append([t if not isinstance(t, int) else 100 + t for t in c] + stream("D"))
+    kind = data.draw(st.sampled_from(["intersect", "union"]))
+    run_both(kind, crds + refs, n + 1, seed=seed, ref_groups=[1] * n)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(0, 9))
+def test_random_order1_accumulators_agree(data, seed):
+    crd, val = [], []
+    for _ in range(data.draw(st.integers(0, 6))):
+        for _ in range(data.draw(st.integers(0, 4))):
+            c = data.draw(st.one_of(st.integers(0, 5), st.just(stream("N")[0])))
+            crd.append(c)
+            val.append(data.draw(st.one_of(st.floats(-8, 8, width=32).map(np.float32), st.just(stream("N")[0]))))
+        stop = stream(f"S{data.draw(st.integers(0, 2))}")[0]
+        crd.append(stop)
+        val.append(stop)
+    run_both("spacc", [crd + stream("D"), val + stream("D")], 2, seed=seed, order=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(0, 9))
+def test_random_repeats_agree(data, seed):
+    refs = data.draw(ref_streams())[:-1]
+    units, sig = [], []
+    for i, tok in enumerate(refs):  # units: data/N with an absorbed stop, or a bare stop
+        if isinstance(tok, int) or tok == stream("N")[0] or i == 0 or isinstance(refs[i - 1], int) is False and \
+                refs[i - 1] != stream("N")[0]:
+            units.append(tok)
+    for tok in units:
+        repeats = 0 if tok in stream("S0 S1 S2") else data.draw(st.integers(0, 3))
+        sig += stream("R") * repeats + stream("S")
+    run_both("repeat", [refs + stream("D"), sig + stream("D")], seed=seed)
+
+
+@settings(max_examples=40, deadline=None)
+@given(fibers_of(values=True), st.integers(0, 9), st.integers(1, 3))
+def test_random_forks_and_alus_agree(body, seed, lanes):
+    run_both("fork", [body + stream("D")], lanes, seed=seed)
+    run_both("alu", [body + stream("D")], seed=seed, op="exp")
+    run_both("alu", [body + stream("D"), list(reversed(body[:-1])) + body[-1:] + stream("D")]
+             if all(isinstance(t, np.float32) for t in body[:-1]) else [body + stream("D")] * 2,
+             seed=seed, op="add")
