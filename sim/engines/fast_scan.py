@@ -185,17 +185,16 @@ def repeat(ctx, ins):
     is_s = scode == 0
     if np.any((scode > 0) | (scode == DATA) | (scode == EMPTY_CODE)):
         return None
-    unit = np.cumsum(is_s) - is_s  # the unit each signal acts on
-    if int(np.count_nonzero(is_s)) != len(heads) - 1:
+    sidx = np.flatnonzero(is_s)
+    if len(sidx) != len(heads) - 1:
         return None
-    head = heads[unit]
+    head = np.repeat(heads, np.diff(sidx, prepend=-1, append=len(scode) - 1))  # the unit each signal acts on
     out_code = src.code[head]  # R re-emits its unit's token; S and D are overwritten below
     out_data = src.data[head]
     held = out_code[scode == REPEAT_CODE]
     if np.any((held != DATA) & (held != EMPTY_CODE)):
         return None
     # S: a bare stop S_k gives S(k+1); a data unit gives S(k+1) if it absorbed S_k, else S0
-    sidx = np.flatnonzero(is_s)
     h = head[sidx]
     bare = src.code[h] >= 0
     nxt = np.minimum(h + 1, len(src) - 1)

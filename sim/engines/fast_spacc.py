@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, Stream, ends_with_done, finish, step_clocks,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, Stream, ends_with_done, finish, joint_gap, step_clocks,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 
@@ -30,7 +30,7 @@ def spacc(ctx, ins):
             np.any((cc < 0) & ~ctrl_c & (cc != DATA) & (cc != EMPTY_CODE)) or \
             np.any((vc < 0) & ~ctrl_v & (vc != DATA) & (vc != EMPTY_CODE)):
         return None
-    clocks = step_clocks(np.maximum(crd.runmax(), val.runmax()), ctx.ii)
+    clocks = step_clocks(np.maximum(crd.runmax(), val.runmax()), ctx.ii, joint_gap([crd, val]))
     flush = cc >= 1
     seg = np.cumsum(flush) - flush  # the flush each pair belongs to
     entry = np.flatnonzero((cc == DATA) & (vc == DATA))

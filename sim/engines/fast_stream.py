@@ -109,6 +109,14 @@ def step_clocks(arrival: np.ndarray, ii: int, gap: int | None = None) -> np.ndar
     return clocks
 
 
+def joint_gap(streams: list[Stream]) -> int | None:
+    """The stamp gap of the running maximum over streams read one token each per step (None if
+    some stream's stamps may decrease): the maximum of gapped sequences keeps the least gap."""
+    if not all(s.monotone for s in streams):
+        return None
+    return min(s.gap for s in streams)
+
+
 def final_clock(clocks: np.ndarray, ii: int) -> int:
     """A block's clock after its last step (0 if it took none)."""
     return int(clocks[-1]) + ii if len(clocks) else 0

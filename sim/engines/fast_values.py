@@ -14,7 +14,7 @@ from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNAR
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, copy_of, ends_with_done, finish,
-    step_clocks,
+    joint_gap, step_clocks,
 )
 
 f32 = np.float32
@@ -139,14 +139,14 @@ def alu(ctx, ins):
         if len(b) != len(a) or not np.array_equal(np.where(value, DATA, a.code), np.where(
                 (b.code == DATA) | (b.code == EMPTY_CODE), DATA, b.code)):
             return None
-        clocks = step_clocks(np.maximum(a.runmax(), b.runmax()), ctx.ii)
+        clocks = step_clocks(np.maximum(a.runmax(), b.runmax()), ctx.ii, joint_gap([a, b]))
         operands.append(_operand(b)[value])
     result = _elementwise(fn, *operands)
     out = np.zeros(len(a), dtype=f32)
     out[value] = result
     ctx.stats.ops += len(result)
     code = np.where(value, DATA, a.code).astype(CODE_DTYPE)
-    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks, _gap(ctx, a) if arity == 1 else ctx.ii)
+    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks, max(ctx.ii, joint_gap(ins) or 0))
 
 
 def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init) -> np.ndarray:
