@@ -32,13 +32,16 @@ def spacc(ctx, ins):
         return None
     clocks = step_clocks(np.maximum(crd.runmax(), val.runmax()), ctx.ii, joint_gap([crd, val]))
     flush = cc >= 1
-    seg = np.cumsum(flush) - flush  # the flush each pair belongs to
+    fidx = np.flatnonzero(flush)
+    nflush = len(fidx)
     entry = np.flatnonzero((cc == DATA) & (vc == DATA))
-    nflush = int(np.count_nonzero(flush))
-    width = int(crd.data[entry].max()) + 1 if len(entry) else 1
-    if crd.data[entry].min(initial=0) < 0 or (nflush + 1) * width >= 2 ** 62:
+    ecrd = crd.data[entry]
+    width = int(ecrd.max()) + 1 if len(entry) else 1
+    if (len(entry) and ecrd.min() < 0) or (nflush + 1) * width >= 2 ** 62:
         return None
-    key = seg[entry] * width + crd.data[entry]
+    # key = (the flush a pair belongs to) * width + crd
+    key = np.repeat(np.arange(nflush + 1, dtype=np.int64) * width, np.diff(fidx, prepend=-1, append=len(cc) - 1))[entry]
+    key += ecrd
     if (nflush + 1) * width <= max(4 * len(entry), 1 << 20):  # a dense table, already in key order
         sums = fold_by_key(val.data[entry], key, (nflush + 1) * width, np.add, 0.0)
         present = np.zeros(len(sums), dtype=bool)
@@ -51,7 +54,6 @@ def spacc(ctx, ins):
     kseg, kcrd = keys // width, keys % width
     ctx.stats.ops += len(entry)
     # output: per flush step, its keys then S(k-1); D at the end
-    fidx = np.flatnonzero(flush)
     per_flush = np.bincount(kseg, minlength=nflush)[:nflush] if len(kseg) else np.zeros(nflush, np.int64)
     keep = kseg < nflush  # entries after the last flush are never emitted
     kseg, kcrd, sums = kseg[keep], kcrd[keep], sums[keep]
