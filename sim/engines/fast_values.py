@@ -86,28 +86,38 @@ def array(ctx, ins):
     if clocks is None:
         return None
     vals = ctx.tensor().vals
-    data = s.code == DATA
-    refs = s.data[data]
-    if s.data.dtype.kind != "i" or (len(refs) and (refs.min() < 0 or refs.max() >= len(vals))):
+    code = s.code
+    data = code == DATA
+    loads = int(np.count_nonzero(data))
+    refs = np.where(data, s.data, 0)  # controls load vals[0]; their payload is never read
+    if s.data.dtype.kind != "i" or (loads and (refs.min() < 0 or refs.max() >= len(vals))):
         return None
-    out = np.zeros(len(s), dtype=f32)
-    out[data] = vals[refs]
-    code = np.where(s.code == EMPTY_CODE, DATA, s.code).astype(CODE_DTYPE)
-    ctx.stats.val_reads += len(refs)
+    out = vals[refs] if len(vals) else np.zeros(len(s), dtype=f32)
+    empty = code == EMPTY_CODE
+    if empty.any():
+        out[empty] = 0.0
+        code = np.where(empty, DATA, code).astype(CODE_DTYPE)
+    ctx.stats.val_reads += loads
     return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks, _gap(ctx, s))
 
 
 def _operand(s: Stream) -> np.ndarray:
+    """Float32 operands for every token: the payload of data, 0.0 for ``N`` (others: unused)."""
+    if s.data.dtype == f32 and not np.any(s.code == EMPTY_CODE):
+        return s.data
     return np.where(s.code == DATA, s.data, 0).astype(f32)
 
 
-def _elementwise(fn, *args) -> np.ndarray:
-    """``fn`` over float32 arrays; element by element when ``fn`` only takes scalars."""
+def _elementwise(fn, value: np.ndarray, *args) -> np.ndarray:
+    """``fn`` over float32 arrays (results where ``value`` holds; others unused); element by
+    element at the ``value`` positions when ``fn`` only takes scalars."""
     with np.errstate(all="ignore"):
         try:
-            return np.asarray(fn(*args)).astype(f32)
+            return np.asarray(fn(*args)).astype(f32, copy=False)
         except (TypeError, ValueError):
-            return np.array([f32(fn(*xs)) for xs in zip(*args)], dtype=f32)
+            out = np.zeros(len(value), dtype=f32)
+            out[value] = [f32(fn(*xs)) for xs in zip(*(a[value] for a in args))]
+            return out
 
 
 def _alu_function(op: str, scalar):
@@ -133,19 +143,17 @@ def alu(ctx, ins):
     if clocks is None or len(ins) != arity:
         return None
     value = (a.code == DATA) | (a.code == EMPTY_CODE)
-    operands = [_operand(a)[value]]
+    operands = [_operand(a)]
     if arity == 2:
         b = ins[1]
         if len(b) != len(a) or not np.array_equal(np.where(value, DATA, a.code), np.where(
                 (b.code == DATA) | (b.code == EMPTY_CODE), DATA, b.code)):
             return None
         clocks = step_clocks(np.maximum(a.runmax(), b.runmax()), ctx.ii, joint_gap([a, b]))
-        operands.append(_operand(b)[value])
-    result = _elementwise(fn, *operands)
-    out = np.zeros(len(a), dtype=f32)
-    out[value] = result
-    ctx.stats.ops += len(result)
-    code = np.where(value, DATA, a.code).astype(CODE_DTYPE)
+        operands.append(_operand(b))
+    out = _elementwise(fn, value, *operands)
+    ctx.stats.ops += int(np.count_nonzero(value))
+    code = np.where(value, DATA, a.code).astype(CODE_DTYPE) if np.any(a.code == EMPTY_CODE) else a.code
     return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks, max(ctx.ii, joint_gap(ins) or 0))
 
 
