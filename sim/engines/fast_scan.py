@@ -13,7 +13,7 @@ import numpy as np
 from fuseflow.sim.blocks.scan import scanned_level
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, ends_with_done, ensure_memory, finish,
-    step_clocks,
+    point_clocks, step_clocks,
 )
 
 SCAN_BYTES_PER_TOKEN = 80
@@ -89,7 +89,7 @@ def scan(ctx, ins):
     size = _dense_size(ctx, level)
     if size is not None:
         ensure_memory(ctx, len(refs) * size, SCAN_BYTES_PER_TOKEN)
-        if np.count_nonzero(absorbed) == np.count_nonzero(code >= 0) and len(refs) == np.count_nonzero(owner):
+        if size and np.count_nonzero(absorbed) == np.count_nonzero(code >= 0) and len(refs) == np.count_nonzero(owner):
             return _scan_dense_fibers(ctx, ins, refs, size)
     if level is None:
         lengths, crds, children = dense_fibers(refs, size)
@@ -142,8 +142,8 @@ def scan(ctx, ins):
 def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     """A dense scan whose input holds only data, the stops they absorb, and ``D``.
 
-    Every reference then owns n coordinates and a close: the output is laid out as one row of
-    n + 1 tokens per reference (plus ``D``), filled without index arrays.
+    Every reference then owns n >= 1 coordinates and a close: the output is laid out as one row
+    of n + 1 tokens per reference (plus ``D``), filled without index arrays.
     """
     s = ins[0]
     code = s.code
@@ -159,14 +159,23 @@ def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     coords = np.arange(n, dtype=np.int64)
     crd_out[:-1].reshape(rows, n + 1)[:, :n] = coords
     ref_out[:-1].reshape(rows, n + 1)[:, :n] = refs[:, None] * n + coords
+    # clocks per fiber: its first step waits for the ref, then n - 1 steps, then the close waits
+    # for the next token (two points per fiber, and D)
     runmax = s.runmax()
-    arrival = np.zeros(total, dtype=np.int64)
-    arrival[0:-1:n + 1] = runmax[didx]  # a fiber's first step received its ref
-    arrival[n:-1:n + 1] = runmax[didx + 1]  # its close peeked the next token
-    arrival[-1] = runmax[-1]
-    clocks = step_clocks(arrival, ctx.ii)
-    stamps = clocks + ctx.latency
-    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], clocks, ctx.ii)
+    ii = ctx.ii
+    arrival = np.empty(2 * rows + 1, dtype=np.int64)
+    arrival[0:-1:2], arrival[1:-1:2], arrival[-1] = runmax[didx], runmax[didx + 1], runmax[-1]
+    inc = np.full(2 * rows + 1, ii, dtype=np.int64)
+    inc[1:-1:2] = ii * n
+    inc[0] = 0
+    points = point_clocks(arrival, inc)
+    stamps = np.empty(total, dtype=np.int64)
+    grid = stamps[:-1].reshape(rows, n + 1)
+    grid[:, :n] = points[0:-1:2, None] + (ii * coords + ctx.latency)
+    grid[:, n] = points[1:-1:2] + ctx.latency
+    stamps[-1] = points[-1] + ctx.latency
+    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], None, ii,
+                  steps=total, last=int(points[-1]))
 
 
 def repeat(ctx, ins):
@@ -203,8 +212,36 @@ def repeat(ctx, ins):
     out_data[sidx] = 0
     out_code[-1] = DONE_CODE
     # every step peeks its unit's head; S after a data head also peeks the next input token
-    seen = head
-    seen[sidx[~bare]] += 1
-    arrival = np.maximum(sig.runmax(), src.runmax()[seen])
-    clocks = step_clocks(arrival, ctx.ii)
+    if sig.monotone and sig.gap >= ctx.ii:
+        clocks = _repeat_clocks(ctx.ii, sig, src.runmax(), heads, sidx, owner)
+    else:
+        seen = head
+        seen[sidx[~bare]] += 1
+        clocks = step_clocks(np.maximum(sig.runmax(), src.runmax()[seen]), ctx.ii)
     return finish(ctx, ins, [Stream(out_code, out_data, clocks + ctx.latency)], clocks, ctx.ii)
+
+
+def _repeat_clocks(ii: int, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: np.ndarray,
+                   owner: np.ndarray) -> np.ndarray:
+    """A repeater's step clocks when its signals' stamps are at least ``ii`` apart.
+
+    Then ``c_t = max(s_t, ii·t + max(0, max_(j<=t) (h_j - ii·j)))`` with ``s`` the signal
+    stamps and ``h`` what each step peeks of the input, which is constant over runs of steps:
+    a unit's ``R`` signals (its head), then its ``S`` (its head, or the token after a data
+    head) or the final ``D``. The maximum is taken over runs, not steps.
+    """
+    ends = np.append(sidx, len(sig) - 1)  # each unit's S (or D) signal
+    starts = np.concatenate([[0], sidx + 1])  # each unit's first signal
+    peeked = heads.copy()
+    peeked[:-1] += owner[heads[:-1]]
+    best = np.empty(2 * len(heads), dtype=np.int64)
+    best[0::2] = runmax[heads] - ii * starts
+    best[1::2] = runmax[peeked] - ii * ends
+    np.maximum(best, 0, out=best)
+    np.maximum.accumulate(best, out=best)
+    lengths = np.empty(2 * len(heads), dtype=np.int64)
+    lengths[0::2] = ends - starts
+    lengths[1::2] = 1
+    clocks = np.repeat(best, lengths)
+    clocks += np.arange(0, len(sig) * ii, ii, dtype=np.int64) if ii else 0
+    return np.maximum(clocks, sig.time, out=clocks)

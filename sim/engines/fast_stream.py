@@ -83,11 +83,6 @@ def from_tokens(tokens: list, stamps=None) -> Stream:
     return from_pairs(list(zip(tokens, stamps)))
 
 
-def make(code, data, time) -> Stream:
-    """A stream from arrays, coercing ``code`` to the code dtype."""
-    return Stream(np.asarray(code, dtype=CODE_DTYPE), data, np.asarray(time, dtype=np.int64))
-
-
 def step_clocks(arrival: np.ndarray, ii: int, gap: int | None = None) -> np.ndarray:
     """Clock of each step ``t``: ``c_t = max(c_(t-1) + ii, arrival_t)``, starting from 0.
 
@@ -117,14 +112,16 @@ def joint_gap(streams: list[Stream]) -> int | None:
     return min(s.gap for s in streams)
 
 
+def point_clocks(arrival: np.ndarray, inc: np.ndarray) -> np.ndarray:
+    """Clocks of points ``k`` with their own increments: ``c_k = max(c_(k-1) + inc_k, arrival_k)``
+    from ``c_(-1) = 0`` (``step_clocks`` with ``inc = [0, ii, ii, ...]``)."""
+    offset = np.cumsum(inc)
+    return offset + np.maximum.accumulate(np.maximum(arrival - offset, 0))
+
+
 def final_clock(clocks: np.ndarray, ii: int) -> int:
     """A block's clock after its last step (0 if it took none)."""
     return int(clocks[-1]) + ii if len(clocks) else 0
-
-
-def is_stop(code: np.ndarray) -> np.ndarray:
-    """Mask of stop tokens."""
-    return code >= 0
 
 
 def ends_with_done(stream: Stream) -> bool:
@@ -133,19 +130,18 @@ def ends_with_done(stream: Stream) -> bool:
     return len(code) > 0 and code[-1] == DONE_CODE and int(np.count_nonzero(code == DONE_CODE)) == 1
 
 
-def fail(block, message: str):
-    """Raises the reference engine's error for a malformed stream at ``block``."""
-    raise StreamError(f"block '{block.name}' ({block.kind}): {message}")
-
-
-def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray, gap: int = 0) -> list[Stream]:
+def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray | None, gap: int = 0,
+           steps: int = 0, last: int = 0) -> list[Stream]:
     """Records a vectorized block's final clock, steps and token counts; returns ``outs``.
 
+    ``clocks``: every step's clock, or None with ``steps`` and the ``last`` step's clock.
     ``gap``: the least difference between consecutive stamps of every output (an output with at
     most one token per step has at least the interval; 0 if unknown).
     """
-    ctx.clock = final_clock(clocks, ctx.ii)
-    ctx.stats.steps = len(clocks)
+    if clocks is not None:
+        steps, last = len(clocks), (int(clocks[-1]) if len(clocks) else -ctx.ii)
+    ctx.clock = last + ctx.ii if steps else 0
+    ctx.stats.steps = steps
     for name, s in zip(ctx.block.inputs, ins):
         ctx.stats.tokens_in[name] = len(s)
     for name, s in zip(ctx.block.outputs, outs):

@@ -66,13 +66,18 @@ def fork(ctx, ins):
     return finish(ctx, ins, outs, clocks, _gap(ctx, s))
 
 
+_REPSIG = np.zeros(256, dtype=CODE_DTYPE)  # indexed by a code's byte: stops (0..127) -> S0
+_REPSIG[np.array([DATA, EMPTY_CODE, REPEAT_CODE], dtype=CODE_DTYPE).view(np.uint8)] = REPEAT_CODE
+_REPSIG[np.array([DONE_CODE], dtype=CODE_DTYPE).view(np.uint8)] = DONE_CODE
+
+
 def repsiggen(ctx, ins):
     """Data and ``N`` -> ``R``, stops -> ``S0``, ``D`` -> ``D``."""
     s = ins[0]
     clocks = _per_token(ctx, s)
     if clocks is None:
         return None
-    code = np.where(s.code >= 0, 0, np.where(s.code == DONE_CODE, DONE_CODE, REPEAT_CODE)).astype(CODE_DTYPE)
+    code = _REPSIG[s.code.view(np.uint8)]  # one table lookup per token
     if np.any(s.code == REPEAT_CODE):
         return None
     out = Stream(code, np.zeros(len(s), np.int64), clocks + ctx.latency)
