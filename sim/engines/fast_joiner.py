@@ -22,29 +22,34 @@ def _keys(crds: list[Stream]):
     """Per input keys (strictly increasing) and the key modulus, or None if not mergeable."""
     stops = None
     top = 0
+    ends = []
     for s in crds:
         code = s.code
         if not ends_with_done(s) or s.data.dtype.kind != "i" or np.any((code < 0) & (code != DATA) & (code != DONE_CODE)):
             return None
-        st = code[code >= 0]
+        ends.append(np.flatnonzero(code != DATA))  # stops and D (nothing else is left): fiber ends
+        st = code[ends[-1][:-1]]
         if stops is None:
             stops = st
         elif not np.array_equal(st, stops):
             return None
-        data = s.data[code == DATA]
-        if len(data):
-            if data.min() < 0:
+        data = code == DATA
+        if len(s) > 1:
+            if s.data.min(where=data, initial=0) < 0:
                 return None
-            top = max(top, int(data.max()))
+            top = max(top, int(s.data.max(where=data, initial=0)))
     m = top + 2
     if (len(stops) + 1) * m >= 2 ** 62:
         return None
     keys = []
-    for s in crds:
-        is_stop = s.code >= 0
-        fiber = np.cumsum(is_stop) - is_stop
-        k = fiber * m + np.where(s.code == DATA, s.data, m - 1)
-        if np.any(np.diff(k) <= 0):
+    for s, end in zip(crds, ends):
+        fiber = np.repeat(np.arange(len(end), dtype=np.int64) * m, np.diff(end, prepend=-1))
+        fiber[end] += m - 1  # a fiber's stop (or D) sorts after its coordinates
+        k = fiber
+        data = np.ones(len(s), dtype=bool)
+        data[end] = False
+        np.add(k, s.data, out=k, where=data)
+        if np.any(k[1:] <= k[:-1]):
             return None
         keys.append(k)
     return keys, m
