@@ -1,35 +1,45 @@
-"""Vectorized sparse accumulator of order 1 (higher orders run the reference implementation).
+"""Sparse accumulators over whole streams: order 1 vectorized, higher orders by a loop over
+the inner stops only.
 
-One step per (crd, value) pair. Entries accumulate in arrival order per coordinate until a
-stop ``S_k`` with ``k >= 1`` flushes them, sorted, followed by ``S(k-1)``, all stamped with
-the flushing step's clock.
+One step per (inner crd, value) pair. Entries accumulate in arrival order per key until a
+stop ``S_k`` with ``k >= n`` flushes them, sorted, as a tree (``flush_tokens``), all stamped
+with the flushing step's clock.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from fuseflow.sim.blocks.spacc import flush_tokens
+from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, Stream, ends_with_done, finish, joint_gap, step_clocks,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, Stream, ends_with_done, finish, from_tokens, joint_gap, step_clocks,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
+from fuseflow.sim.tokens import DONE
 
 
-def spacc(ctx, ins):
-    """crd, val -> crd, val for ``attrs['order'] == 1``."""
-    order = int(ctx.block.attrs.get("order", len(ctx.block.inputs) - 1))
-    if order != 1 or len(ins) != 2 or len(ctx.block.outputs) != 2:
-        return None
-    crd, val = ins
+def _paired(crd: Stream, val: Stream) -> bool:
+    """Whether the inner coordinates and the values share their control structure."""
     if not (ends_with_done(crd) and ends_with_done(val)) or len(crd) != len(val) or crd.data.dtype.kind != "i":
-        return None
+        return False
     cc, vc = crd.code, val.code
     ctrl_c = (cc >= 0) | (cc == DONE_CODE)
     ctrl_v = (vc >= 0) | (vc == DONE_CODE)
-    if not np.array_equal(np.where(ctrl_c, cc, DATA), np.where(ctrl_v, vc, DATA)) or \
-            np.any((cc < 0) & ~ctrl_c & (cc != DATA) & (cc != EMPTY_CODE)) or \
-            np.any((vc < 0) & ~ctrl_v & (vc != DATA) & (vc != EMPTY_CODE)):
+    return np.array_equal(np.where(ctrl_c, cc, DATA), np.where(ctrl_v, vc, DATA)) and not (
+        np.any((cc < 0) & ~ctrl_c & (cc != DATA) & (cc != EMPTY_CODE)) or
+        np.any((vc < 0) & ~ctrl_v & (vc != DATA) & (vc != EMPTY_CODE)))
+
+
+def spacc(ctx, ins):
+    """crds[0..n-1], val -> crds[0..n-1], val; ``attrs['order']`` = n (default: inputs - 1)."""
+    order = int(ctx.block.attrs.get("order", len(ctx.block.inputs) - 1))
+    if len(ins) != order + 1 or len(ctx.block.outputs) != order + 1 or not _paired(ins[-2], ins[-1]):
         return None
+    if order > 1:
+        return _spacc_outer(ctx, ins, order)
+    crd, val = ins
+    cc, vc = crd.code, val.code
     clocks = step_clocks(np.maximum(crd.runmax(), val.runmax()), ctx.ii, joint_gap([crd, val]))
     flush = cc >= 1
     fidx = np.flatnonzero(flush)
@@ -73,3 +83,116 @@ def spacc(ctx, ins):
     out_code[first + per_flush] = cc[fidx] - 1
     out_code[-1] = DONE_CODE
     return finish(ctx, ins, [Stream(out_code, out_crd, out_time), Stream(out_code, out_val, out_time)], clocks)
+
+
+def _spacc_outer(ctx, ins, n: int):
+    """Order n >= 2: walks the outer coordinate streams at the inner stops (as the reference
+    block does), keys every inner data pair with the outer coordinates entered before it, and
+    accumulates each flush's pairs in arrival order."""
+    outer, inner, val = ins[:n - 1], ins[n - 1], ins[n]
+    codes = [s.code.tolist() for s in outer]
+    coords_of = [s.data.tolist() for s in outer]
+    cur = [0] * (n - 1)  # head of each outer stream
+    coords: list = [None] * (n - 1)
+    entered = [True] + [False] * (n - 1)
+    touched: list[tuple[int, int, int]] = []  # (step, outer stream, index) of every peek/receive
+    runs: list[tuple[int, int, tuple]] = []  # inner data steps [start, end) and their outer coordinates
+    flushes: list[tuple[int, int]] = []  # (step, stop level) of every flush
+    icode = inner.code
+    stops = np.flatnonzero(icode != DATA)
+    stops = stops[(icode[stops] >= 0) | (icode[stops] == DONE_CODE)].tolist()
+    if any(np.any((s.code < DATA) & (s.code != DONE_CODE)) for s in outer):
+        return None  # N or R among the outer coordinates
+    t = 0
+    for p in stops:
+        for m in range(1, n if p > t or icode[p] != DONE_CODE else 1):
+            # entering, as every step but D's does; only the first step of a run can enter
+            if entered[m]:
+                continue
+            if cur[m - 1] >= len(codes[m - 1]):
+                return None
+            touched.append((t, m - 1, cur[m - 1]))
+            head = codes[m - 1][cur[m - 1]]
+            if head == DONE_CODE:
+                return None
+            if head >= 0:
+                if p > t:  # inner data under an empty parent fiber: leave it to the reference
+                    return None
+                break
+            coords[m - 1] = coords_of[m - 1][cur[m - 1]]
+            cur[m - 1] += 1
+            entered[m] = True
+        if p > t:
+            runs.append((t, p, tuple(coords)))
+        k = int(icode[p])
+        if k == DONE_CODE:
+            for m in range(n - 1):
+                if cur[m] >= len(codes[m]) or codes[m][cur[m]] != DONE_CODE:
+                    return None
+                touched.append((p, m, cur[m]))
+                cur[m] += 1
+            break
+        for m in range(max(n - 1 - k, 1), n):
+            entered[m] = False
+        for m in range(max(n - 1 - k, 0), n - 1):
+            if cur[m] >= len(codes[m]) or codes[m][cur[m]] != k - (n - 1 - m):
+                return None
+            touched.append((p, m, cur[m]))
+            cur[m] += 1
+        if k >= n:
+            flushes.append((p, k))
+        t = p + 1
+    if any(c != len(code) for c, code in zip(cur, codes)):
+        return None
+    arrival = np.maximum(inner.runmax(), val.runmax())
+    if touched:
+        steps, streams, idx = (np.array(x, dtype=np.int64) for x in zip(*touched))
+        for m in range(n - 1):
+            sel = streams == m
+            np.maximum.at(arrival, steps[sel], outer[m].runmax()[idx[sel]])
+    clocks = step_clocks(arrival, ctx.ii)
+    tokens = _flush_outputs(ctx, n, runs, flushes, inner, val, clocks)
+    if tokens is None:
+        return None
+    outs = [from_tokens(toks, stamps) for toks, stamps in tokens]
+    return finish(ctx, ins, outs, clocks)
+
+
+def _flush_outputs(ctx, n, runs, flushes, inner, val, clocks):
+    """Per output port ``(tokens, stamps)``: every flush's tree at its step, then ``D``."""
+    starts = np.array([r[0] for r in runs], dtype=np.int64)
+    ends = np.array([r[1] for r in runs], dtype=np.int64)
+    steps = ranges(starts, ends)
+    keep = (inner.code[steps] == DATA) & (val.code[steps] == DATA)
+    run_of = np.repeat(np.arange(len(runs)), ends - starts)[keep]
+    steps = steps[keep]
+    flush_steps = np.array([f[0] for f in flushes], dtype=np.int64)
+    flush_of = np.searchsorted(flush_steps, steps)  # the flush each pair is accumulated into
+    ctx.stats.ops += len(steps)
+    ids: dict[tuple, int] = {}
+    run_key = np.array([ids.setdefault(r[2], len(ids)) for r in runs], dtype=np.int64)
+    outer_keys = list(ids)
+    entries: list[dict] = [{} for _ in flushes]
+    if len(steps):
+        # pairs grouped by (flush, outer coordinates, crd); a stable sort keeps arrival order
+        crds = inner.data[steps]
+        outer_id = run_key[run_of]
+        order = np.lexsort((crds, outer_id, flush_of))
+        f, o, c = flush_of[order], outer_id[order], crds[order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (f[1:] != f[:-1]) | (o[1:] != o[:-1]) | (c[1:] != c[:-1])
+        group = np.cumsum(new) - 1
+        sums = fold_by_key(val.data[steps[order]], group, int(group[-1]) + 1, np.add, 0.0)
+        for g, i in enumerate(np.flatnonzero(new).tolist()):
+            if f[i] < len(flushes):  # pairs after the last flush are never emitted
+                entries[f[i]][(*outer_keys[o[i]], int(c[i]))] = sums[g]
+    out: list = [([], []) for _ in range(n + 1)]
+    for (p, k), table in zip(flushes, entries):
+        stamp = int(clocks[p]) + ctx.latency
+        for port, toks in enumerate(flush_tokens(table, n, k - n)):
+            out[port][0].extend(toks)
+            out[port][1].extend([stamp] * len(toks))
+    for toks, stamps in out:
+        toks.append(DONE)
+        stamps.append(int(clocks[-1]) + ctx.latency)
+    return out

@@ -146,3 +146,12 @@ def test_gcn_at_every_fusion_level_agrees(fusion, seed, density):
     for a, b in zip(want.run.kernels, got.run.kernels):
         assert_same_results(a.result, b.result)
     torch.testing.assert_close(got.output, model(*inputs), rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16), sparsity=st.sampled_from([0.0, 0.5, 0.9, 1.0]), empty_rows=st.booleans(),
+       scale=st.sampled_from([1, 2]))
+def test_outer_product_accumulator_agrees(seed, sparsity, empty_rows, scale):
+    """CSC x dense: the order-2 sparse accumulator (the fast engine's loop over inner stops)."""
+    inputs = KERNELS["spmm_csc"].inputs(sparsity, seed=seed, scale=scale, integer=False, empty_rows=empty_rows)
+    simulate_both("spmm_csc", inputs, scale)

@@ -100,6 +100,10 @@ CASES = [
     ("reduce", ["S0 S1 S2 D"], 1, {}, {"kind": "max"}),
     ("spacc", ["0 2 S0 S0 1 2 S1 S2 D", "1.0 2.0 S0 S0 4.0 3.0 S1 S2 D"], 2, {}, {"order": 1}),
     ("spacc", ["N 1 S1 D", "5.0 2.0 S1 D"], 2, {}, {"order": 1}),
+    ("spacc", ["0 1 S0 0 S1 D", "1 S0 0 S1 1 2 S2 D", "1.0 S0 2.0 S1 3.0 4.0 S2 D"], 3, {}, {"order": 2}),
+    ("spacc", ["3 S1 S2 D", "5 S2 S3 D", "2.0 S2 S3 D"], 3, {}, {"order": 2}),
+    ("spacc", ["0 1 S0 0 1 S1 D", "1 2 S0 2 S1 1 S0 1 2 S2 D", "1.0 -0.0 S0 2.0 S1 -0.0 S0 4.0 5.0 S2 D"],
+     3, {}, {"order": 2}),
     ("spacc", ["3 1 N 3 S1 S0 S1 D", "1.0 N 2.0 4.0 S1 S0 S1 D"], 2, {}, {"order": 1}),
     ("spacc", ["3000000 1 S0 3000000 S1 7 S1 D", "1.0 2.0 S0 4.0 S1 8.0 S1 D"], 2, {}, {"order": 1}),
     ("level_write", ["1 3 S0 S0 0 1 3 S1 D"], 0, {"outputs": CSR_OUT}, {"result": 0, "level": 1}),
@@ -137,7 +141,7 @@ def test_other_kinds_run_the_reference_coroutine(kind, inputs, n_out, attrs):
 
 
 @pytest.mark.parametrize("kind, inputs, n_out, attrs", [
-    ("spacc", ["0 1 S0 0 S1 D", "1 S0 0 S1 1 2 S2 D", "1.0 S0 2.0 S1 3.0 4.0 S2 D"], 3, {"order": 2}),
+    ("spacc", ["0 1 S0 0 S1 D", "1 S0 0 S1 1 2 S2 D 7", "1.0 S0 2.0 S1 3.0 4.0 S2 D 7.0"], 3, {"order": 2}),
     ("reduce", ["1.0 D 2.0"], 1, {}),
     ("alu", ["1.0 S0 D", "1.0 S1 D"], 1, {"op": "add"}),
     ("intersect", ["3 1 S0 D", "1 S0 D", "0 1 S0 D", "0 S0 D"], 3, {}),
