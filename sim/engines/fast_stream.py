@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, SimulationError, Stop, StreamError
+from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, SimulationError, Stop
 
 DATA, EMPTY_CODE, DONE_CODE, REPEAT_CODE = -1, -2, -3, -4
 CODE_DTYPE = np.int8
