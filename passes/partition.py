@@ -15,8 +15,9 @@ After::
     }) : (...) -> tensor<4x3xf32>
     %k2 = "fuse.kernel"(%k1) ({ ... })
 
-``mode=full`` puts every compute op of a function into one kernel. A ``tensor.cast`` that
-gives a kernel result its declared (sparse) type moves into the kernel with its producer.
+``mode=full`` puts every compute op of a function into one kernel; ``mode=groups`` makes one
+kernel per value of the ops' ``fuseflow.group`` attribute. A ``tensor.cast`` that gives a
+kernel result its declared (sparse) type moves into the kernel with its producer.
 """
 
 from __future__ import annotations

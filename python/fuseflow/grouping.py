@@ -15,7 +15,7 @@ group names get a kernel of their own.
 
 from __future__ import annotations
 
-from fuseflow.apps.base import VIEW_OPS, FusionPlan, TracedOp
+from fuseflow.apps.base import FusionPlan, TracedOp, program_ops
 
 ROOT_PREFIX = "model"
 """The attribute under which the frontend's functional wrapper holds the user's model."""
@@ -27,20 +27,10 @@ class GroupingError(ValueError):
 
 def traced_ops(program) -> list[TracedOp]:
     """The compute nodes of an exported (wrapped) program, with their model-relative module."""
-    trace = []
-    for node in program.graph.nodes:
-        if node.op != "call_function":
-            continue
-        op = getattr(node.target, "__name__", str(node.target)).split(".")[0]
-        if op in VIEW_OPS:
-            continue
-        trace.append(TracedOp(node.name, _module_of(node), op))
-    return trace
+    return program_ops(program, _model_relative)
 
 
-def _module_of(node) -> str:
-    stack = node.meta.get("nn_module_stack") or {}
-    path = list(stack.values())[-1][0] if stack else ""
+def _model_relative(path: str) -> str:
     if path == ROOT_PREFIX:
         return ""
     return path[len(ROOT_PREFIX) + 1:] if path.startswith(ROOT_PREFIX + ".") else path

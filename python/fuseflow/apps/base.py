@@ -121,7 +121,12 @@ def trace_ops(model, example_inputs) -> list[TracedOp]:
     """The compute nodes of ``torch.export.export(model, example_inputs)`` in program order."""
     import torch
 
-    program = torch.export.export(model, tuple(example_inputs))
+    return program_ops(torch.export.export(model, tuple(example_inputs)))
+
+
+def program_ops(program, module_name=lambda path: path) -> list[TracedOp]:
+    """The compute nodes of an exported program; ``module_name`` maps each node's innermost
+    ``nn_module_stack`` path (``""`` when it has none) to the module recorded."""
     trace = []
     for node in program.graph.nodes:
         if node.op != "call_function":
@@ -130,8 +135,8 @@ def trace_ops(model, example_inputs) -> list[TracedOp]:
         if op in VIEW_OPS:
             continue
         stack = node.meta.get("nn_module_stack") or {}
-        module = list(stack.values())[-1][0] if stack else ""
-        trace.append(TracedOp(node.name, module, op))
+        path = list(stack.values())[-1][0] if stack else ""
+        trace.append(TracedOp(node.name, module_name(path), op))
     return trace
 
 
