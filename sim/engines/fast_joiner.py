@@ -14,7 +14,8 @@ import numpy as np
 
 from fuseflow.sim.blocks.joiner import ref_ports
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, Stream, ends_with_done, finish, step_clocks,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, TIME_DTYPE, Stream, check_stamps, ends_with_done, finish, index_dtype,
+    step_clocks,
 )
 
 
@@ -92,7 +93,7 @@ def _received(values: np.ndarray, pos: np.ndarray, nsteps: int) -> np.ndarray:
     """Per step, ``values[m]`` of the last token received by the end of the step (0 before any)."""
     if len(pos) == nsteps:
         return values
-    return np.repeat(np.concatenate([[0], values]), np.diff(pos, prepend=0, append=nsteps))
+    return np.repeat(np.concatenate([np.zeros(1, values.dtype), values]), np.diff(pos, prepend=0, append=nsteps))
 
 
 def _at(pos: np.ndarray, idx: np.ndarray, nsteps: int) -> tuple[np.ndarray, np.ndarray]:
@@ -139,7 +140,7 @@ def _join(ctx, ins, union: bool):
         crd_arr = head_arr.copy() if crd_arr is None else np.maximum(crd_arr, head_arr, out=crd_arr)
         arr = None
         for r in refs[i]:
-            if r.time is crds[i].time or np.array_equal(r.time, crds[i].time):
+            if r.same_stamps(crds[i]):
                 continue  # stamped with the crds: never later than the peeked head
             got = _received(r.runmax(), pos[i], nsteps)
             arr = got if arr is None else np.maximum(arr, got)
@@ -149,18 +150,20 @@ def _join(ctx, ins, union: bool):
         if arr is not None:
             full = np.maximum(full, arr)
     end = step_clocks(full, ctx.ii)
+    check_stamps(int(end[-1]) + ctx.ii + ctx.latency)
+    lat = TIME_DTYPE(ctx.latency)
     idx = np.arange(nsteps) if union else _all_pop(pos, nsteps)
     ctrl = steps[idx] % m == m - 1  # stops and D: every input pops, one point, the stop goes everywhere
     at = [_at(p, idx, nsteps) for p in pos]
     code0 = crds[0].code[at[0][0]]
     end_idx = end[idx]
     if union:
-        start = np.maximum(np.concatenate([[0], end[:-1] + ctx.ii]), crd_arr)
+        start = np.maximum(np.concatenate([np.zeros(1, TIME_DTYPE), end[:-1] + TIME_DTYPE(ctx.ii)]), crd_arr)
         send_clock = np.where(ctrl, end_idx, start)
     else:
         send_clock = end_idx  # intersect pops every input, then sends
     out_code = np.where(ctrl, code0, DATA).astype(CODE_DTYPE)
-    outs = [Stream(out_code, np.where(ctrl, 0, steps[idx] % m), send_clock + ctx.latency)]
+    outs = [Stream(out_code, np.where(ctrl, 0, steps[idx] % m).astype(index_dtype(m)), send_clock + lat)]
     clock = send_clock
     for i in range(n):
         h, popped = at[i]
@@ -170,7 +173,7 @@ def _join(ctx, ins, union: bool):
         for r in refs[i]:
             rc = np.where(ctrl, code0, np.where(got, r.code[h], EMPTY_CODE)).astype(CODE_DTYPE)
             rd = np.where(got, r.data[h], 0).astype(r.data.dtype)
-            outs.append(Stream(rc, rd, (clock if union else end_idx) + ctx.latency))
+            outs.append(Stream(rc, rd, (clock if union else end_idx) + lat))
     return finish(ctx, ins, outs, end, ctx.ii)  # at most one token per step on every output
 
 

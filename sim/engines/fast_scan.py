@@ -12,11 +12,11 @@ import numpy as np
 
 from fuseflow.sim.blocks.scan import scanned_level
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, ends_with_done, ensure_memory, finish,
-    point_clocks, step_clocks,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, check_stamps, ends_with_done,
+    add_ramp, arrival_max, ensure_memory, finish, index_dtype, point_clocks, step_stamps,
 )
 
-SCAN_BYTES_PER_TOKEN = 80
+SCAN_BYTES_PER_TOKEN = 30
 """Peak bytes a scan allocates per output token (outputs, stamps and temporaries)."""
 
 
@@ -24,15 +24,21 @@ def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Concatenated ``arange(lo[i], hi[i])``."""
     lengths = hi - lo
     offsets = np.cumsum(lengths) - lengths
-    out = np.arange(int(lengths.sum()), dtype=np.int64)
-    out -= np.repeat(offsets - lo, lengths)
+    total = int(lengths.sum())
+    bound = max(total, int(np.abs(hi).max()) if len(hi) else 0)
+    dtype = index_dtype(bound, -bound)
+    out = np.arange(total, dtype=dtype)
+    out -= np.repeat((offsets - lo).astype(dtype), lengths)
     return out
 
 
 def dense_fibers(refs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fibers of a dense level of size n under ``refs``: lengths, coordinates, child references."""
-    crds = np.tile(np.arange(n, dtype=np.int64), len(refs))
-    return np.full(len(refs), n, dtype=np.int64), crds, np.repeat(refs * n, n) + crds
+    dtype = index_dtype((int(refs.max()) + 1) * n if len(refs) else 0, int(refs.min()) * n if len(refs) else 0)
+    crds = np.tile(np.arange(n, dtype=dtype), len(refs))
+    children = np.repeat(refs.astype(dtype) * n, n)
+    children += crds
+    return np.full(len(refs), n, dtype=np.int64), crds, children
 
 
 def fibers(tree, level: int, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -108,10 +114,10 @@ def scan(ctx, ins):
     first = np.cumsum(per) - per
     total = int(per.sum())
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    crd_out = np.zeros(total, dtype=np.int64)
-    ref_out = np.zeros(total, dtype=np.int64)
+    crd_out = np.zeros(total, dtype=index_dtype(int(crds.max()) if len(crds) else 0, int(crds.min()) if len(crds) else 0))
+    ref_out = np.zeros(total, dtype=index_dtype(int(children.max()) if len(children) else 0))
     runmax = s.runmax()
-    arrival = np.zeros(total, dtype=np.int64)
+    arrival = np.zeros(total, dtype=TIME_DTYPE)
     # coordinates of data fibers
     didx = np.flatnonzero(data)
     pos = ranges(first[didx], first[didx] + lengths)
@@ -134,9 +140,9 @@ def scan(ctx, ins):
     arrival[first[bidx]] = runmax[bidx]
     out_code[-1] = DONE_CODE
     arrival[-1] = runmax[-1]
-    clocks = step_clocks(arrival, ctx.ii)
-    stamps = clocks + ctx.latency
-    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], clocks, ctx.ii)
+    stamps = step_stamps(ctx, arrival, owned=True)
+    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], None, ctx.ii,
+                  stamps=stamps)
 
 
 def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
@@ -154,24 +160,28 @@ def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
     out_code[n:-1:n + 1] = np.where(nxt >= 0, nxt + 1, 0)
     out_code[-1] = DONE_CODE
-    crd_out = np.zeros(total, dtype=np.int64)
-    ref_out = np.zeros(total, dtype=np.int64)
-    coords = np.arange(n, dtype=np.int64)
+    crd_out = np.zeros(total, dtype=index_dtype(n))
+    ref_out = np.zeros(total, dtype=index_dtype((int(refs.max()) + 1) * n if rows else 0, int(refs.min()) * n if rows else 0))
+    coords = np.arange(n, dtype=crd_out.dtype)
     crd_out[:-1].reshape(rows, n + 1)[:, :n] = coords
-    ref_out[:-1].reshape(rows, n + 1)[:, :n] = refs[:, None] * n + coords
+    grid = ref_out[:-1].reshape(rows, n + 1)[:, :n]  # filled in place: no temporary of the full size
+    grid[...] = refs[:, None].astype(ref_out.dtype) * n
+    grid += coords
     # clocks per fiber: its first step waits for the ref, then n - 1 steps, then the close waits
     # for the next token (two points per fiber, and D)
     runmax = s.runmax()
     ii = ctx.ii
-    arrival = np.empty(2 * rows + 1, dtype=np.int64)
+    arrival = np.empty(2 * rows + 1, dtype=TIME_DTYPE)
     arrival[0:-1:2], arrival[1:-1:2], arrival[-1] = runmax[didx], runmax[didx + 1], runmax[-1]
     inc = np.full(2 * rows + 1, ii, dtype=np.int64)
     inc[1:-1:2] = ii * n
     inc[0] = 0
     points = point_clocks(arrival, inc)
-    stamps = np.empty(total, dtype=np.int64)
+    check_stamps(int(points[-1]) + ii * n + ctx.latency)
+    stamps = np.empty(total, dtype=TIME_DTYPE)
     grid = stamps[:-1].reshape(rows, n + 1)
-    grid[:, :n] = points[0:-1:2, None] + (ii * coords + ctx.latency)
+    grid[:, :n] = points[0:-1:2, None]
+    grid[:, :n] += ii * np.arange(n, dtype=TIME_DTYPE) + TIME_DTYPE(ctx.latency)
     grid[:, n] = points[1:-1:2] + ctx.latency
     stamps[-1] = points[-1] + ctx.latency
     return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], None, ii,
@@ -189,7 +199,7 @@ def repeat(ctx, ins):
     if not (ends_with_done(src) and ends_with_done(sig)):
         return None
     owner, absorbed = unit_heads(src.code)
-    heads = np.flatnonzero(~absorbed)  # one per unit, D last
+    heads = np.flatnonzero(~absorbed).astype(index_dtype(len(src)))  # one per unit, D last
     scode = sig.code
     is_s = scode == 0
     if np.any((scode > 0) | (scode == DATA) | (scode == EMPTY_CODE)):
@@ -213,23 +223,26 @@ def repeat(ctx, ins):
     out_code[-1] = DONE_CODE
     # every step peeks its unit's head; S after a data head also peeks the next input token
     if sig.monotone and sig.gap >= ctx.ii:
-        clocks = _repeat_clocks(ctx.ii, sig, src.runmax(), heads, sidx, owner)
+        stamps = _repeat_stamps(ctx, sig, src.runmax(), heads, sidx, owner)
     else:
         seen = head
         seen[sidx[~bare]] += 1
-        clocks = step_clocks(np.maximum(sig.runmax(), src.runmax()[seen]), ctx.ii)
-    return finish(ctx, ins, [Stream(out_code, out_data, clocks + ctx.latency)], clocks, ctx.ii)
+        stamps = step_stamps(ctx, arrival_max([sig], out=src.runmax()[seen]), owned=True)
+    return finish(ctx, ins, [Stream(out_code, out_data, stamps)], None, ctx.ii, stamps=stamps)
 
 
-def _repeat_clocks(ii: int, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: np.ndarray,
+def _repeat_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: np.ndarray,
                    owner: np.ndarray) -> np.ndarray:
-    """A repeater's step clocks when its signals' stamps are at least ``ii`` apart.
+    """A repeater's step stamps (clocks plus latency) when its signals' stamps are at least
+    ``ii`` apart.
 
     Then ``c_t = max(s_t, ii·t + max(0, max_(j<=t) (h_j - ii·j)))`` with ``s`` the signal
     stamps and ``h`` what each step peeks of the input, which is constant over runs of steps:
     a unit's ``R`` signals (its head), then its ``S`` (its head, or the token after a data
     head) or the final ``D``. The maximum is taken over runs, not steps.
     """
+    ii = ctx.ii
+    check_stamps(max(int(runmax[-1]), int(sig.base[-1]) + sig.shift) + ii * len(sig) + ctx.latency)
     ends = np.append(sidx, len(sig) - 1)  # each unit's S (or D) signal
     starts = np.concatenate([[0], sidx + 1])  # each unit's first signal
     peeked = heads.copy()
@@ -242,6 +255,8 @@ def _repeat_clocks(ii: int, sig: Stream, runmax: np.ndarray, heads: np.ndarray, 
     lengths = np.empty(2 * len(heads), dtype=np.int64)
     lengths[0::2] = ends - starts
     lengths[1::2] = 1
-    clocks = np.repeat(best, lengths)
-    clocks += np.arange(0, len(sig) * ii, ii, dtype=np.int64) if ii else 0
-    return np.maximum(clocks, sig.time, out=clocks)
+    clocks = np.repeat(best.astype(TIME_DTYPE), lengths)
+    add_ramp(clocks, ii)
+    clocks = arrival_max([sig], out=clocks)
+    clocks += ctx.latency
+    return clocks

@@ -13,7 +13,8 @@ import numpy as np
 from fuseflow.sim.blocks.spacc import flush_tokens
 from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, Stream, ends_with_done, finish, from_tokens, joint_gap, step_clocks,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, TIME_DTYPE, Stream, ends_with_done, finish, from_tokens, index_dtype,
+    arrival_max, joint_gap, step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.tokens import DONE
@@ -40,19 +41,21 @@ def spacc(ctx, ins):
         return _spacc_outer(ctx, ins, order)
     crd, val = ins
     cc, vc = crd.code, val.code
-    clocks = step_clocks(np.maximum(crd.runmax(), val.runmax()), ctx.ii, joint_gap([crd, val]))
-    flush = cc >= 1
-    fidx = np.flatnonzero(flush)
+    stamps = step_stamps(ctx, arrival_max([crd, val]), joint_gap([crd, val]), owned=True)
+    fidx = np.flatnonzero(cc >= 1)  # flushes
     nflush = len(fidx)
-    entry = np.flatnonzero((cc == DATA) & (vc == DATA))
+    entry = (cc == DATA) & (vc == DATA)  # a mask: indices would take 8 bytes per token
     ecrd = crd.data[entry]
-    width = int(ecrd.max()) + 1 if len(entry) else 1
-    if (len(entry) and ecrd.min() < 0) or (nflush + 1) * width >= 2 ** 62:
+    nentries = len(ecrd)
+    width = int(ecrd.max()) + 1 if nentries else 1
+    if (nentries and ecrd.min() < 0) or (nflush + 1) * width >= 2 ** 62:
         return None
     # key = (the flush a pair belongs to) * width + crd
-    key = np.repeat(np.arange(nflush + 1, dtype=np.int64) * width, np.diff(fidx, prepend=-1, append=len(cc) - 1))[entry]
+    kdt = index_dtype((nflush + 1) * width)
+    key = np.repeat(np.arange(nflush + 1, dtype=kdt) * width, np.diff(fidx, prepend=-1, append=len(cc) - 1))[entry]
     key += ecrd
-    if (nflush + 1) * width <= max(4 * len(entry), 1 << 20):  # a dense table, already in key order
+    del ecrd
+    if (nflush + 1) * width <= max(4 * nentries, 1 << 20):  # a dense table, already in key order
         sums = fold_by_key(val.data[entry], key, (nflush + 1) * width, np.add, 0.0)
         present = np.zeros(len(sums), dtype=bool)
         present[key] = True
@@ -62,7 +65,7 @@ def spacc(ctx, ins):
         keys, inverse = np.unique(key, return_inverse=True)
         sums = fold_by_key(val.data[entry], inverse, len(keys), np.add, 0.0)
     kseg, kcrd = keys // width, keys % width
-    ctx.stats.ops += len(entry)
+    ctx.stats.ops += nentries
     # output: per flush step, its keys then S(k-1); D at the end
     per_flush = np.bincount(kseg, minlength=nflush)[:nflush] if len(kseg) else np.zeros(nflush, np.int64)
     keep = kseg < nflush  # entries after the last flush are never emitted
@@ -71,18 +74,18 @@ def spacc(ctx, ins):
     total = int(sizes.sum()) + 1
     first = np.cumsum(sizes) - sizes
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    out_time = np.empty(total, dtype=np.int64)
-    out_time[:-1] = np.repeat(clocks[fidx], sizes)
-    out_time[-1] = clocks[-1]
-    out_time += ctx.latency
+    out_time = np.empty(total, dtype=TIME_DTYPE)
+    out_time[:-1] = np.repeat(stamps[fidx], sizes)
+    out_time[-1] = stamps[-1]
     pos = first[kseg] + (np.arange(len(kseg)) - (np.cumsum(per_flush) - per_flush)[kseg])
-    out_crd = np.zeros(total, dtype=np.int64)
+    out_crd = np.zeros(total, dtype=index_dtype(width))
     out_val = np.zeros(total, dtype=np.float32)
     out_crd[pos] = kcrd
     out_val[pos] = sums
     out_code[first + per_flush] = cc[fidx] - 1
     out_code[-1] = DONE_CODE
-    return finish(ctx, ins, [Stream(out_code, out_crd, out_time), Stream(out_code, out_val, out_time)], clocks)
+    return finish(ctx, ins, [Stream(out_code, out_crd, out_time), Stream(out_code, out_val, out_time)], None,
+                  stamps=stamps)
 
 
 def _spacc_outer(ctx, ins, n: int):
@@ -144,21 +147,21 @@ def _spacc_outer(ctx, ins, n: int):
         t = p + 1
     if any(c != len(code) for c, code in zip(cur, codes)):
         return None
-    arrival = np.maximum(inner.runmax(), val.runmax())
+    arrival = arrival_max([inner, val])
     if touched:
         steps, streams, idx = (np.array(x, dtype=np.int64) for x in zip(*touched))
         for m in range(n - 1):
             sel = streams == m
             np.maximum.at(arrival, steps[sel], outer[m].runmax()[idx[sel]])
-    clocks = step_clocks(arrival, ctx.ii)
-    tokens = _flush_outputs(ctx, n, runs, flushes, inner, val, clocks)
+    stamps = step_stamps(ctx, arrival, owned=True)
+    tokens = _flush_outputs(ctx, n, runs, flushes, inner, val, stamps)
     if tokens is None:
         return None
-    outs = [from_tokens(toks, stamps) for toks, stamps in tokens]
-    return finish(ctx, ins, outs, clocks)
+    outs = [from_tokens(toks, port_stamps) for toks, port_stamps in tokens]
+    return finish(ctx, ins, outs, None, stamps=stamps)
 
 
-def _flush_outputs(ctx, n, runs, flushes, inner, val, clocks):
+def _flush_outputs(ctx, n, runs, flushes, inner, val, stamps):
     """Per output port ``(tokens, stamps)``: every flush's tree at its step, then ``D``."""
     starts = np.array([r[0] for r in runs], dtype=np.int64)
     ends = np.array([r[1] for r in runs], dtype=np.int64)
@@ -188,11 +191,11 @@ def _flush_outputs(ctx, n, runs, flushes, inner, val, clocks):
                 entries[f[i]][(*outer_keys[o[i]], int(c[i]))] = sums[g]
     out: list = [([], []) for _ in range(n + 1)]
     for (p, k), table in zip(flushes, entries):
-        stamp = int(clocks[p]) + ctx.latency
+        stamp = int(stamps[p])
         for port, toks in enumerate(flush_tokens(table, n, k - n)):
             out[port][0].extend(toks)
             out[port][1].extend([stamp] * len(toks))
-    for toks, stamps in out:
+    for toks, port_stamps in out:
         toks.append(DONE)
-        stamps.append(int(clocks[-1]) + ctx.latency)
+        port_stamps.append(int(stamps[-1]))
     return out

@@ -2,8 +2,10 @@
 
 A :class:`Stream` holds one channel's tokens as three parallel arrays: ``code`` (int8: a stop
 level ``k >= 0`` for ``S_k``, or one of ``DATA``, ``EMPTY``, ``DONE``, ``REPEAT``), ``data``
-(the payload of data tokens: int64 coordinates and references, float32 values; 0 elsewhere)
-and ``time`` (int64 stamps).
+(the payload of data tokens: coordinates and references as int32, or int64 where a value
+does not fit; float32 values; 0 elsewhere) and ``time`` (int32 stamps, ``TIME_DTYPE``). That
+is 9 bytes per token; streams of one block often share their code or stamp arrays. Every clock
+computation checks first that its stamps stay within int32 (:func:`check_stamps`).
 
 Timing. A block's clock after its step ``t`` obeys ``c_t = max(c_(t-1) + II, a_t)`` with
 ``c_(-1) + II = 0`` and ``a_t`` the latest stamp the step received or peeked. Because a
@@ -20,19 +22,30 @@ from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, SimulationError, S
 
 DATA, EMPTY_CODE, DONE_CODE, REPEAT_CODE = -1, -2, -3, -4
 CODE_DTYPE = np.int8
+TIME_DTYPE = np.int32
+"""Stamps: exact while every clock stays at most ``MAX_STAMP`` (checked; 2**31 - 1 cycles is
+far beyond what a graph whose streams fit in memory reaches)."""
+MAX_STAMP = int(np.iinfo(TIME_DTYPE).max)
+_INT32_MAX = int(np.iinfo(np.int32).max)
 _CODE_OF = {DONE: DONE_CODE, EMPTY: EMPTY_CODE, REPEAT: REPEAT_CODE}
 _TOKEN_OF = {DONE_CODE: DONE, EMPTY_CODE: EMPTY, REPEAT_CODE: REPEAT}
 
 
 class Stream:
-    """One channel's tokens and stamps as parallel arrays (see the module docstring)."""
+    """One channel's tokens and stamps as parallel arrays (see the module docstring).
 
-    __slots__ = ("code", "data", "time", "monotone", "gap")
+    The stamps are ``base + shift``: a block that never falls behind its input stamps its
+    outputs with the input's stamps plus its latency, and shares the input's array.
+    """
 
-    def __init__(self, code: np.ndarray, data: np.ndarray, time: np.ndarray, monotone: bool = False, gap: int = 0):
+    __slots__ = ("code", "data", "base", "shift", "monotone", "gap")
+
+    def __init__(self, code: np.ndarray, data: np.ndarray, time: np.ndarray, monotone: bool = False, gap: int = 0,
+                 shift: int = 0):
         self.code = code
         self.data = data
-        self.time = time
+        self.base = time
+        self.shift = shift
         self.monotone = monotone
         """Stamps known to be non-decreasing (every vectorized block's outputs)."""
         self.gap = gap
@@ -47,15 +60,43 @@ class Stream:
         return [payload[i] if c == DATA else (_TOKEN_OF[c] if c < 0 else Stop(c))
                 for i, c in enumerate(self.code.tolist())]
 
+    @property
+    def time(self) -> np.ndarray:
+        """The stamps (a new array when shifted)."""
+        return self.base + TIME_DTYPE(self.shift) if self.shift else self.base
+
     def pairs(self) -> list[tuple]:
         """``(token, stamp)`` pairs, the reference engine's trace of a channel."""
         return list(zip(self.tokens(), self.time.tolist()))
 
     def runmax(self) -> np.ndarray:
         """Running maximum of the stamps: what a consumer's clock has reached after each token."""
-        if self.monotone or not len(self.time):
-            return self.time
-        return np.maximum.accumulate(self.time)
+        base, shift = self.runmax_parts()
+        return base + TIME_DTYPE(shift) if shift else base
+
+    def runmax_parts(self) -> tuple[np.ndarray, int]:
+        """:meth:`runmax` as ``(array, shift)``, its values ``array + shift``."""
+        if self.monotone or not len(self.base):
+            return self.base, self.shift
+        return np.maximum.accumulate(self.base), self.shift
+
+    def same_stamps(self, other: "Stream") -> bool:
+        """Whether both streams hold the same stamps."""
+        return (self.base is other.base and self.shift == other.shift) or np.array_equal(self.time, other.time)
+
+
+def arrival_max(streams: list[Stream], out: np.ndarray | None = None) -> np.ndarray:
+    """The running maxima of streams read one token each per step, combined: a new array, or
+    ``out`` (a temporary of the caller) updated in place."""
+    for s in streams:
+        base, shift = s.runmax_parts()
+        if out is None:
+            out = np.add(base, shift, dtype=TIME_DTYPE)
+        else:
+            out -= TIME_DTYPE(shift)  # max(out, base + shift) without a temporary
+            np.maximum(out, base, out=out)
+            out += TIME_DTYPE(shift)
+    return out
 
 
 def from_pairs(pairs: list[tuple]) -> Stream:
@@ -63,6 +104,8 @@ def from_pairs(pairs: list[tuple]) -> Stream:
     n = len(pairs)
     code = np.empty(n, dtype=CODE_DTYPE)
     time = np.fromiter((s for _, s in pairs), dtype=np.int64, count=n)
+    check_stamps(int(time.max()) if n else 0)
+    time = time.astype(TIME_DTYPE)
     payload = []
     is_float = False
     for i, (tok, _) in enumerate(pairs):
@@ -73,7 +116,9 @@ def from_pairs(pairs: list[tuple]) -> Stream:
             code[i] = DATA
             payload.append(tok)
             is_float = is_float or isinstance(tok, (float, np.floating))
-    data = np.array(payload, dtype=np.float32 if is_float else np.int64) if n else np.zeros(0, np.int64)
+    data = np.array(payload, dtype=np.float32 if is_float else np.int64) if n else np.zeros(0, np.int32)
+    if data.dtype == np.int64 and n:
+        data = data.astype(index_dtype(int(data.max()), int(data.min())))
     return Stream(code, data, time)
 
 
@@ -83,6 +128,54 @@ def from_tokens(tokens: list, stamps=None) -> Stream:
     return from_pairs(list(zip(tokens, stamps)))
 
 
+def index_dtype(high: int, low: int = 0):
+    """The compact integer dtype of coordinates or references in ``[low, high]``."""
+    return np.int32 if -_INT32_MAX <= low and high <= _INT32_MAX else np.int64
+
+
+def check_stamps(bound: int) -> None:
+    """Raises a ``SimulationError`` if a clock or stamp may reach ``bound`` > ``MAX_STAMP``."""
+    if bound > MAX_STAMP:
+        raise SimulationError(
+            f"a clock would reach {bound:,} cycles, more than the {MAX_STAMP:,} the fast engine's "
+            f"{np.dtype(TIME_DTYPE).name} stamps hold; simulate this graph with engine='reference'")
+
+
+RAMP_CHUNK = 1 << 18
+"""Elements per slice when adding a ramp in place (a small temporary instead of a full one)."""
+
+
+def add_ramp(a: np.ndarray, step: int) -> None:
+    """``a[t] += step * t`` in place, one slice at a time."""
+    if not step:
+        return
+    ramp = np.arange(0, min(len(a), RAMP_CHUNK) * step, step, dtype=a.dtype)
+    for lo in range(0, len(a), RAMP_CHUNK):
+        chunk = a[lo:lo + RAMP_CHUNK]
+        chunk += ramp[:len(chunk)]
+        chunk += step * lo
+
+
+def _clocks(arrival: np.ndarray, ii: int, gap: int | None, latency: int, fresh: bool, owned: bool) -> np.ndarray:
+    n = len(arrival)
+    if n == 0:
+        return np.zeros(0, dtype=TIME_DTYPE)
+    check_stamps(int(arrival.max()) + ii * n + latency)
+    owned = owned and arrival.dtype == TIME_DTYPE
+    caught_up = gap is not None and gap >= ii  # never behind: the clocks are the arrivals
+    if caught_up and not (owned or fresh or latency) and arrival.dtype == TIME_DTYPE:
+        return arrival
+    clocks = arrival if owned else arrival.astype(TIME_DTYPE)
+    if not caught_up:
+        add_ramp(clocks, -ii)
+        np.maximum(clocks, 0, out=clocks)
+        np.maximum.accumulate(clocks, out=clocks)
+        add_ramp(clocks, ii)
+    if latency:
+        clocks += latency
+    return clocks
+
+
 def step_clocks(arrival: np.ndarray, ii: int, gap: int | None = None) -> np.ndarray:
     """Clock of each step ``t``: ``c_t = max(c_(t-1) + ii, arrival_t)``, starting from 0.
 
@@ -90,18 +183,26 @@ def step_clocks(arrival: np.ndarray, ii: int, gap: int | None = None) -> np.ndar
     at least ``gap``; when ``gap >= ii`` the block never falls behind and the clocks are the
     arrivals themselves (returned as is: callers must not modify them).
     """
-    if len(arrival) == 0:
-        return np.zeros(0, dtype=np.int64)
-    if gap is not None and gap >= ii:
-        return arrival
-    if ii == 0:
-        return np.maximum.accumulate(np.maximum(arrival, 0))
-    ramp = np.arange(0, len(arrival) * ii, ii, dtype=np.int64)
-    clocks = np.subtract(arrival, ramp)
-    np.maximum(clocks, 0, out=clocks)
-    np.maximum.accumulate(clocks, out=clocks)
-    clocks += ramp
-    return clocks
+    return _clocks(arrival, ii, gap, 0, False, False)
+
+
+def step_stamps(ctx, arrival: np.ndarray, gap: int | None = None, owned: bool = False) -> np.ndarray:
+    """The stamps of what each step emits, ``step_clocks(arrival, ctx.ii, gap) + ctx.latency``,
+    as a new array (pass it to :func:`finish` as ``stamps``). ``owned``: ``arrival`` is a
+    temporary of the caller, overwritten with the result."""
+    return _clocks(arrival, ctx.ii, gap, ctx.latency, True, owned)
+
+
+def follow_stamps(ctx, s: Stream) -> tuple[np.ndarray, int]:
+    """Stamps of a block that takes one step per token of ``s`` alone, as ``(array, shift)``.
+
+    When the block never falls behind (``s`` monotone with a gap of at least the interval) they
+    are the input's stamps plus the latency: the input's array is shared, not copied.
+    """
+    if s.monotone and s.gap >= ctx.ii and len(s):
+        check_stamps(int(s.base[-1]) + s.shift + ctx.latency)
+        return s.base, s.shift + ctx.latency
+    return step_stamps(ctx, s.runmax(), s.gap if s.monotone else 0), 0
 
 
 def joint_gap(streams: list[Stream]) -> int | None:
@@ -115,8 +216,14 @@ def joint_gap(streams: list[Stream]) -> int | None:
 def point_clocks(arrival: np.ndarray, inc: np.ndarray) -> np.ndarray:
     """Clocks of points ``k`` with their own increments: ``c_k = max(c_(k-1) + inc_k, arrival_k)``
     from ``c_(-1) = 0`` (``step_clocks`` with ``inc = [0, ii, ii, ...]``)."""
-    offset = np.cumsum(inc)
-    return offset + np.maximum.accumulate(np.maximum(arrival - offset, 0))
+    offset = np.cumsum(inc, dtype=np.int64)
+    if len(offset):
+        check_stamps(int(offset[-1]) + max(int(arrival.max()), 0))
+    clocks = np.subtract(arrival, offset, dtype=TIME_DTYPE, casting="unsafe")
+    np.maximum(clocks, 0, out=clocks)
+    np.maximum.accumulate(clocks, out=clocks)
+    clocks += offset.astype(TIME_DTYPE)
+    return clocks
 
 
 def final_clock(clocks: np.ndarray, ii: int) -> int:
@@ -131,14 +238,17 @@ def ends_with_done(stream: Stream) -> bool:
 
 
 def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray | None, gap: int = 0,
-           steps: int = 0, last: int = 0) -> list[Stream]:
+           steps: int = 0, last: int = 0, stamps: np.ndarray | None = None, shift: int = 0) -> list[Stream]:
     """Records a vectorized block's final clock, steps and token counts; returns ``outs``.
 
-    ``clocks``: every step's clock, or None with ``steps`` and the ``last`` step's clock.
+    ``clocks``: every step's clock; or None with ``stamps`` (plus ``shift``), every step's
+    emission stamp (:func:`step_stamps`); or None with ``steps`` and the ``last`` step's clock.
     ``gap``: the least difference between consecutive stamps of every output (an output with at
     most one token per step has at least the interval; 0 if unknown).
     """
-    if clocks is not None:
+    if stamps is not None:
+        steps, last = len(stamps), (int(stamps[-1]) + shift - ctx.latency if len(stamps) else -ctx.ii)
+    elif clocks is not None:
         steps, last = len(clocks), (int(clocks[-1]) if len(clocks) else -ctx.ii)
     ctx.clock = last + ctx.ii if steps else 0
     ctx.stats.steps = steps
@@ -151,9 +261,9 @@ def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray | None
     return outs
 
 
-def copy_of(s: Stream, keep: np.ndarray, time: np.ndarray) -> Stream:
-    """The tokens of ``s`` selected by ``keep`` (mask or indices), restamped with ``time``."""
-    return Stream(s.code[keep], s.data[keep], time)
+def copy_of(s: Stream, keep: np.ndarray, time: np.ndarray, shift: int = 0) -> Stream:
+    """The tokens of ``s`` selected by ``keep`` (mask or indices), restamped with ``time + shift``."""
+    return Stream(s.code[keep], s.data[keep], time, shift=shift)
 
 
 def available_bytes() -> int | None:

@@ -13,8 +13,8 @@ import numpy as np
 from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNARY
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, copy_of, ends_with_done, finish,
-    joint_gap, step_clocks,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, copy_of, ends_with_done, finish,
+    arrival_max, follow_stamps, joint_gap, step_stamps,
 )
 
 f32 = np.float32
@@ -22,16 +22,17 @@ f32 = np.float32
 
 def root(ctx, ins):
     """``0`` at latency, ``D`` one interval later: two steps."""
-    clocks = np.array([0, ctx.ii], dtype=np.int64)
-    out = Stream(np.array([DATA, DONE_CODE], CODE_DTYPE), np.zeros(2, np.int64), clocks + ctx.latency)
-    return finish(ctx, ins, [out], clocks, ctx.ii)
+    stamps = step_stamps(ctx, np.zeros(2, dtype=TIME_DTYPE))
+    out = Stream(np.array([DATA, DONE_CODE], CODE_DTYPE), np.zeros(2, np.int32), stamps)
+    return finish(ctx, ins, [out], None, ctx.ii, stamps=stamps)
 
 
 def _per_token(ctx, s: Stream):
-    """Step clocks of a single-input block that takes one step per token, or None if malformed."""
+    """Stamps of a single-input block that takes one step per token, ``(array, shift)``
+    (:func:`follow_stamps`), or None if malformed."""
     if not ends_with_done(s):
         return None
-    return step_clocks(s.runmax(), ctx.ii, s.gap if s.monotone else 0)
+    return follow_stamps(ctx, s)
 
 
 def _gap(ctx, s: Stream) -> int:
@@ -42,28 +43,29 @@ def _gap(ctx, s: Stream) -> int:
 def broadcast(ctx, ins):
     """Every token to every output, one step each."""
     s = ins[0]
-    clocks = _per_token(ctx, s)
-    if clocks is None:
+    stamped = _per_token(ctx, s)
+    if stamped is None:
         return None
-    stamps = clocks + ctx.latency
-    return finish(ctx, ins, [Stream(s.code, s.data, stamps) for _ in ctx.block.outputs], clocks, _gap(ctx, s))
+    stamps, shift = stamped
+    return finish(ctx, ins, [Stream(s.code, s.data, stamps, shift=shift) for _ in ctx.block.outputs], None,
+                  _gap(ctx, s), stamps=stamps, shift=shift)
 
 
 def fork(ctx, ins):
     """Data and ``N`` round-robin over the lanes (the counter runs across fibers); controls to all."""
     s = ins[0]
-    clocks = _per_token(ctx, s)
-    if clocks is None:
+    stamped = _per_token(ctx, s)
+    if stamped is None:
         return None
+    stamps, shift = stamped
     lanes = len(ctx.block.outputs)
     dealt = (s.code == DATA) | (s.code == EMPTY_CODE)
     lane = np.where(dealt, np.cumsum(dealt) - 1, -1) % lanes
-    stamps = clocks + ctx.latency
     outs = []
     for p in range(lanes):
         keep = ~dealt | (lane == p)
-        outs.append(copy_of(s, keep, stamps[keep]))
-    return finish(ctx, ins, outs, clocks, _gap(ctx, s))
+        outs.append(copy_of(s, keep, stamps[keep], shift))
+    return finish(ctx, ins, outs, None, _gap(ctx, s), stamps=stamps, shift=shift)
 
 
 _REPSIG = np.zeros(256, dtype=CODE_DTYPE)  # indexed by a code's byte: stops (0..127) -> S0
@@ -74,36 +76,44 @@ _REPSIG[np.array([DONE_CODE], dtype=CODE_DTYPE).view(np.uint8)] = DONE_CODE
 def repsiggen(ctx, ins):
     """Data and ``N`` -> ``R``, stops -> ``S0``, ``D`` -> ``D``."""
     s = ins[0]
-    clocks = _per_token(ctx, s)
-    if clocks is None:
-        return None
-    code = _REPSIG[s.code.view(np.uint8)]  # one table lookup per token
     if np.any(s.code == REPEAT_CODE):
         return None
-    out = Stream(code, np.zeros(len(s), np.int64), clocks + ctx.latency)
-    return finish(ctx, ins, [out], clocks, _gap(ctx, s))
+    stamped = _per_token(ctx, s)
+    if stamped is None:
+        return None
+    stamps, shift = stamped
+    code = _REPSIG[s.code.view(np.uint8)]  # one table lookup per token
+    # signals carry no payload: zeros from calloc take no memory until read
+    out = Stream(code, np.zeros(len(s), np.int32), stamps, shift=shift)
+    return finish(ctx, ins, [out], None, _gap(ctx, s), stamps=stamps, shift=shift)
 
 
 def array(ctx, ins):
     """``vals[ref]`` for data, 0.0 for ``N``; controls pass."""
     s = ins[0]
-    clocks = _per_token(ctx, s)
-    if clocks is None:
+    stamped = _per_token(ctx, s)
+    if stamped is None:
         return None
+    stamps, shift = stamped
     vals = ctx.tensor().vals
     code = s.code
     data = code == DATA
     loads = int(np.count_nonzero(data))
-    refs = np.where(data, s.data, 0)  # controls load vals[0]; their payload is never read
-    if s.data.dtype.kind != "i" or (loads and (refs.min() < 0 or refs.max() >= len(vals))):
+    if s.data.dtype.kind != "i" or (loads and (s.data.min(where=data, initial=0) < 0 or
+                                              s.data.max(where=data, initial=0) >= len(vals))):
         return None
-    out = vals[refs] if len(vals) else np.zeros(len(s), dtype=f32)
+    if not len(vals):
+        out = np.zeros(len(s), dtype=f32)
+    elif 0 <= s.data.min() and s.data.max() < len(vals):  # controls hold valid refs too (usually 0)
+        out = vals[s.data]  # no index copy: a control's payload is never read
+    else:
+        out = vals[np.where(data, s.data, 0)]
     empty = code == EMPTY_CODE
     if empty.any():
         out[empty] = 0.0
         code = np.where(empty, DATA, code).astype(CODE_DTYPE)
     ctx.stats.val_reads += loads
-    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks, _gap(ctx, s))
+    return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps, shift=shift)
 
 
 def _operand(s: Stream) -> np.ndarray:
@@ -144,8 +154,7 @@ def alu(ctx, ins):
         return None
     arity, fn = _alu_function(op, attrs.get("scalar"))
     a = ins[0]
-    clocks = _per_token(ctx, a)
-    if clocks is None or len(ins) != arity:
+    if not ends_with_done(a) or len(ins) != arity:
         return None
     value = (a.code == DATA) | (a.code == EMPTY_CODE)
     operands = [_operand(a)]
@@ -154,12 +163,16 @@ def alu(ctx, ins):
         if len(b) != len(a) or not np.array_equal(np.where(value, DATA, a.code), np.where(
                 (b.code == DATA) | (b.code == EMPTY_CODE), DATA, b.code)):
             return None
-        clocks = step_clocks(np.maximum(a.runmax(), b.runmax()), ctx.ii, joint_gap([a, b]))
         operands.append(_operand(b))
+    if arity == 2:
+        stamps, shift = step_stamps(ctx, arrival_max([a, b]), joint_gap(ins), owned=True), 0
+    else:
+        stamps, shift = follow_stamps(ctx, a)
     out = _elementwise(fn, value, *operands)
     ctx.stats.ops += int(np.count_nonzero(value))
     code = np.where(value, DATA, a.code).astype(CODE_DTYPE) if np.any(a.code == EMPTY_CODE) else a.code
-    return finish(ctx, ins, [Stream(code, out, clocks + ctx.latency)], clocks, max(ctx.ii, joint_gap(ins) or 0))
+    return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
+                  stamps=stamps, shift=shift)
 
 
 def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init) -> np.ndarray:
@@ -181,7 +194,7 @@ def reduce(ctx, ins):
     if kind not in REDUCE_KINDS or not ends_with_done(s) or np.any(s.code == REPEAT_CODE):
         return None
     stepping = np.flatnonzero(s.code != EMPTY_CODE)
-    clocks = step_clocks(s.runmax()[stepping], ctx.ii)
+    stamps = step_stamps(ctx, s.runmax()[stepping], owned=True)
     code = s.code[stepping]
     stop = code >= 0
     # values of fiber g are the data tokens between stop g-1 and stop g
@@ -199,7 +212,7 @@ def reduce(ctx, ins):
     total = int(emits.sum())
     out_code = np.empty(total, dtype=CODE_DTYPE)
     out_data = np.zeros(total, dtype=f32)
-    out_time = np.repeat(clocks + ctx.latency, emits)
+    out_time = np.repeat(stamps, emits)
     sidx = np.flatnonzero(stop)
     out_code[first[sidx]] = DATA
     out_data[first[sidx]] = results
@@ -207,4 +220,4 @@ def reduce(ctx, ins):
     out_code[first[higher] + 1] = code[higher] - 1
     out_code[first[code == DONE_CODE]] = DONE_CODE
     ctx.stats.ops += len(vals)
-    return finish(ctx, ins, [Stream(out_code, out_data, out_time)], clocks)
+    return finish(ctx, ins, [Stream(out_code, out_data, out_time)], None, stamps=stamps)

@@ -11,14 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow.sim.blocks.write import assemble
-from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, Stream, ends_with_done, finish, step_clocks
+from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, Stream, ends_with_done, finish, follow_stamps
 from fuseflow.sim.formats import FiberTree, TensorFormat
 
 
 def _steps(ctx, s):
+    """``(stamps, shift)`` of a writer's steps (one per token), or None if malformed."""
     if not ends_with_done(s):
         return None
-    return step_clocks(s.runmax(), ctx.ii, s.gap if s.monotone else 0)
+    return follow_stamps(ctx, s)
 
 
 def level_write(ctx, ins):
@@ -29,25 +30,25 @@ def level_write(ctx, ins):
         ctx.error(f"writes level {level} of a result with {len(fmt.levels)} levels")
     stored = fmt.levels[level].format
     s = ins[0]
-    clocks = _steps(ctx, s)
+    stamped = _steps(ctx, s)
     body = s.code[:-1]
-    if clocks is None or s.data.dtype.kind != "i" or np.any((body < 0) & (body != DATA)):
+    if stamped is None or s.data.dtype.kind != "i" or np.any((body < 0) & (body != DATA)):
         return None
-    ctx.sink = Stream(body, s.data[:-1], s.time[:-1])  # tokens before D; see assemble_result
+    ctx.sink = Stream(body, s.data[:-1], s.base[:-1], shift=s.shift)  # tokens before D; see assemble_result
     stops = int(np.count_nonzero(body >= 0))
     if stored == "compressed":
         ctx.stats.ref_writes += stops
     if stored != "dense":
         ctx.stats.crd_writes += len(body) - stops
-    return finish(ctx, ins, [], clocks)
+    return finish(ctx, ins, [], None, stamps=stamped[0], shift=stamped[1])
 
 
 def value_write(ctx, ins):
     """Records the values of result ``attrs['result']`` (``N`` as 0.0); stops are skipped."""
     ctx.output_format()
     s = ins[0]
-    clocks = _steps(ctx, s)
-    if clocks is None:
+    stamped = _steps(ctx, s)
+    if stamped is None:
         return None
     code = s.code
     kept = (code == DATA) | (code == EMPTY_CODE)
@@ -56,7 +57,7 @@ def value_write(ctx, ins):
     vals = np.where(code[kept] == DATA, s.data[kept], 0).astype(np.float32)
     ctx.sink = vals
     ctx.stats.val_writes += len(vals)
-    return finish(ctx, ins, [], clocks)
+    return finish(ctx, ins, [], None, stamps=stamped[0], shift=stamped[1])
 
 
 def _parse_levels(fmt: TensorFormat, levels: dict, values: np.ndarray):
