@@ -5,6 +5,11 @@ from __future__ import annotations
 from fuseflow import mlir
 
 
+HOST_LINALG_OPS = ("linalg.transpose",)
+"""linalg ops that stay outside kernels: layout changes of dense tensors the runtime executes on
+the host (see :mod:`fuseflow.layout`)."""
+
+
 def op_of(op) -> "mlir.Operation":
     """The generic Operation behind an OpView or Operation."""
     return op.operation if hasattr(op, "operation") else op
@@ -68,3 +73,11 @@ def is_trivial_producer(op) -> bool:
     """Ops cloned into every kernel that uses them instead of becoming kernel inputs."""
     op = op_of(op)
     return op.name in ("arith.constant", "tensor.empty", "bufferization.alloc_tensor") or is_fill(op)
+
+
+def build_transpose(source, result_type, permutation: list[int]):
+    """``linalg.transpose`` of ``source`` into a fresh ``tensor.empty`` of ``result_type``
+    (result dim ``i`` is source dim ``permutation[i]``), at the current insertion point."""
+    result_type = mlir.RankedTensorType(result_type)
+    init = mlir.tensor.EmptyOp(list(result_type.shape), result_type.element_type)
+    return op_of(mlir.linalg.transpose(source, outs=[init.result], permutation=permutation))

@@ -28,16 +28,17 @@ by default the rule in :mod:`fuseflow.passes.lowering.order` chooses.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fuseflow import mlir
 from fuseflow.dialects.builders import TERMINATOR, create_container
 from fuseflow.passes.base import Pass, PassFailure, emit_error
-from fuseflow.passes.ir_utils import funcs, is_trivial_producer, op_of
+from fuseflow.passes.ir_utils import build_transpose, funcs, is_trivial_producer, op_of
 from fuseflow.passes.lowering.builder import GraphBuilder
 from fuseflow.passes.lowering.einsum import LoweringError, extract_kernel
 from fuseflow.passes.lowering.lower import KernelLowering
-from fuseflow.passes.lowering.order import default_order, legal_orders, violation
+from fuseflow.passes.lowering.order import (dense_permutations, legal_orders, ranked_orders,
+                                            violation)
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,62 @@ def _first_compute_location(kernel):
     return compute[-1].location if compute else kernel.location
 
 
+def _bind_dense_permutations(expr, order, kernel, inputs: list):
+    """Dense uses visited out of storage order read a host-side ``linalg.transpose`` of their
+    input instead (appended to ``inputs``); returns the expression over the new operands."""
+    ranks = [mlir.RankedTensorType(v.type).rank for v in inputs]
+    transposed: dict[tuple[int, tuple[int, ...]], int] = {}
+    replacement = {}
+    pos = {v: i for i, v in enumerate(order)}
+    for uid, perm in dense_permutations(expr, order, ranks).items():
+        use = expr.uses[uid]
+        key = (use.operand, perm)
+        if key not in transposed:
+            source = inputs[use.operand]
+            shape = mlir.RankedTensorType(source.type).shape
+            with mlir.InsertionPoint(kernel), kernel.location:
+                result_type = mlir.RankedTensorType.get(
+                    [shape[d] for d in perm], mlir.RankedTensorType(source.type).element_type)
+                inputs.append(build_transpose(source, result_type, list(perm)).results[0])
+            transposed[key] = len(inputs) - 1
+        replacement[uid] = replace(use, operand=transposed[key],
+                                   vars=tuple(sorted(use.vars, key=pos.__getitem__)))
+    return expr.with_uses(replacement) if replacement else expr
+
+
+ORDER_ATTEMPTS = 64
+"""Default orders tried, best first, before a kernel is reported as not lowerable."""
+
+
+def _lower_with(kernel, expr, order, loc):
+    """The ``sam.graph`` of ``kernel`` in ``order``, placed before it (nothing is left behind
+    when the lowering fails)."""
+    inputs = list(kernel.operands)
+    first_new = len(inputs)
+    expr = _bind_dense_permutations(expr, order, kernel, inputs)
+    with mlir.InsertionPoint(kernel):
+        graph, gblock = create_container(
+            "sam.graph", inputs, [r.type for r in kernel.results],
+            {"name": kernel.attributes["name"] if "name" in kernel.attributes else mlir.StringAttr.get("graph"),
+             "fuseflow.einsum": mlir.StringAttr.get(str(expr)),
+             "fuseflow.order": mlir.ir.ArrayAttr.get([mlir.StringAttr.get(v) for v in order])},
+            loc=kernel.location)
+    try:
+        with mlir.InsertionPoint(gblock):
+            builder = GraphBuilder(gblock, loc, list(gblock.arguments))
+            KernelLowering(expr, order, builder).run()
+            mlir.Operation.create(TERMINATOR, operands=[], loc=kernel.location)
+    except LoweringError:
+        graph.erase()
+        for value in inputs[first_new:]:          # the host transposes made for this order
+            transpose = op_of(value.owner)
+            init = op_of(list(transpose.operands)[1].owner)
+            transpose.erase()
+            init.erase()
+        raise
+    return graph
+
+
 def lower_kernel(kernel, order_option: tuple[str, ...] = ()):
     """Replaces one ``fuse.kernel`` by its ``sam.graph``."""
     body = kernel.regions[0].blocks[0]
@@ -81,23 +138,20 @@ def lower_kernel(kernel, order_option: tuple[str, ...] = ()):
         if why:
             legal = "; ".join(",".join(o) for o in itertools.islice(legal_orders(expr), 50))
             raise LoweringError(loc, f"{why}; legal orders: {legal}")
+        graph = _lower_with(kernel, expr, order, loc)
     else:
-        order = default_order(expr)
-        if order is None:
+        graph, first_error = None, None
+        for order in itertools.islice(ranked_orders(expr), ORDER_ATTEMPTS):
+            try:
+                graph = _lower_with(kernel, expr, order, loc)
+                break
+            except LoweringError as err:       # this order is not lowerable: try the next
+                first_error = first_error or err
+        if graph is None:
+            if first_error is not None:
+                raise first_error
             raise LoweringError(loc, "no dataflow order visits every tensor's levels in storage "
                                      f"order for {expr}")
-    inputs = list(kernel.operands)
-    with mlir.InsertionPoint(kernel):
-        graph, gblock = create_container(
-            "sam.graph", inputs, [r.type for r in kernel.results],
-            {"name": kernel.attributes["name"] if "name" in kernel.attributes else mlir.StringAttr.get("graph"),
-             "fuseflow.einsum": mlir.StringAttr.get(str(expr)),
-             "fuseflow.order": mlir.ir.ArrayAttr.get([mlir.StringAttr.get(v) for v in order])},
-            loc=kernel.location)
-    with mlir.InsertionPoint(gblock):
-        builder = GraphBuilder(gblock, loc, list(gblock.arguments))
-        KernelLowering(expr, order, builder).run()
-        mlir.Operation.create(TERMINATOR, operands=[], loc=kernel.location)
     for old, new in zip(kernel.results, graph.results):
         old.replace_all_uses_with(new)
     kernel.erase()

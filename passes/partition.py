@@ -49,6 +49,17 @@ def is_compute(op) -> bool:
     return op.name.startswith(COMPUTE_DIALECTS) and not is_trivial_producer(op)
 
 
+def is_predicate(op) -> bool:
+    """A compute op whose results are boolean (``i1``) tensors, e.g. ``mask == 0``.
+
+    Booleans are not materialized between kernels: a predicate joins its first user's kernel,
+    where the lowering fuses it into the ``select`` that reads it."""
+    results = list(op_of(op).results)
+    return bool(results) and all(
+        isinstance(r.type, mlir.RankedTensorType)
+        and str(mlir.RankedTensorType(r.type).element_type) == "i1" for r in results)
+
+
 def _is_member(op) -> bool:
     """An op that belongs to some kernel: compute ops and the reshapes between them."""
     op = op_of(op)
@@ -61,7 +72,8 @@ def _is_member(op) -> bool:
 class PartitionPass(Pass):
     """Groups linalg ops into fuse.kernel regions: one per op (``unfused``), one per function
     (``full``), or one per value of the ops' ``fuseflow.group`` attribute (``groups``; ops
-    without it get a kernel each). Reshapes join the kernel of their first user. A grouping
+    without it get a kernel each). Reshapes, and boolean predicates (``i1`` results, copied
+    per use), join the kernel of their first user. A grouping
     whose kernels would depend on each other cyclically is rejected, naming the cycle."""
 
     ARGUMENT = "fuseflow-partition"
@@ -70,6 +82,7 @@ class PartitionPass(Pass):
     def run(self, module) -> None:
         for fn in funcs(module):
             body = fn.regions[0].blocks[0]
+            _predicate_per_user(body)
             members = [op_of(o) for o in body.operations if _is_member(o)]
             if not any(is_compute(o) for o in members):
                 continue
@@ -79,6 +92,18 @@ class PartitionPass(Pass):
             for name in order:
                 outline(groups[name], name, before=terminator)
             _erase_dead_trivial(body)
+
+
+def _predicate_per_user(body) -> None:
+    """Gives every use of a predicate its own copy, so that each joins its user's kernel."""
+    for op in [op_of(o) for o in body.operations]:
+        if not is_compute(op) or not is_predicate(op):
+            continue
+        uses = [(op_of(u.owner), u.operand_number, r) for r in op.results for u in r.uses]
+        for user, number, result in uses[1:]:
+            with mlir.InsertionPoint(op):
+                copy = op.clone()                # placed just before the original
+            user.operands[number] = copy.results[list(op.results).index(result)]
 
 
 def _group_key(op, mode: PartitionMode, index: int) -> str:
@@ -97,10 +122,10 @@ def _form_groups(members: list, mode: PartitionMode) -> dict[str, list]:
     key_of: dict = {}
     count = 0
     for op in members:
-        if is_compute(op):
+        if is_compute(op) and (mode is PartitionMode.FULL or not is_predicate(op)):
             key_of[op] = _group_key(op, mode, count)
             count += 1
-    for op in reversed(members):                 # reshapes join their first user's kernel
+    for op in reversed(members):     # reshapes and predicates join their first user's kernel
         if op in key_of:
             continue
         users = [op_of(u.owner) for r in op.results for u in r.uses]

@@ -34,6 +34,7 @@ PASSES: dict[str, PassEntry] = {
     e.argument: e
     for e in (
         _entry("fuseflow-partition", "partition", "PartitionPass"),
+        _entry("fuseflow-hoist-views", "hoist_views", "HoistViewsPass"),
         _entry("fuseflow-lower-to-sam", "lower_to_sam", "LowerToSamPass"),
         _entry("fuseflow-verify-kernels", "verify_kernels", "VerifyKernelsPass"),
         _entry("sam-verify", "sam_verify", "SamVerifyPass"),
@@ -44,9 +45,10 @@ PASSES: dict[str, PassEntry] = {
 PIPELINES: dict[str, str] = {
     # Upstream clean-up that puts every linalg op in generic form.
     "fuseflow-normalize": "func.func(linalg-generalize-named-ops),canonicalize,cse",
-    "fuseflow-to-kernels": "fuseflow-normalize,fuseflow-partition,fuseflow-verify-kernels",
-    "fuseflow-to-dataflow": "fuseflow-normalize,fuseflow-partition,fuseflow-verify-kernels,"
-                            "fuseflow-lower-to-sam,sam-verify",
+    "fuseflow-to-kernels": "fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,"
+                           "fuseflow-verify-kernels",
+    "fuseflow-to-dataflow": "fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,"
+                            "fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify",
 }
 
 

@@ -41,6 +41,7 @@ class Use:
     operand: int                    # index of the kernel input (graph block argument)
     levels: tuple[int, ...]         # storage levels that are scanned, outermost first
     vars: tuple[str, ...]           # index variable of each scanned level
+    dense: bool = False             # a row-major dense tensor: readable in any level order
 
     def __str__(self):
         return f"T{self.operand}[{','.join(self.vars)}]"
@@ -124,6 +125,29 @@ class KernelExpr:
 
     def __str__(self):
         return "; ".join(str(r) for r in self.roots)
+
+    def with_uses(self, replacement: dict[int, Use]) -> "KernelExpr":
+        """This kernel with the uses of the given ``uid`` replaced (e.g. re-bound operands)."""
+        memo: dict[int, object] = {}
+
+        def rebuild(expr):
+            if isinstance(expr, Use):
+                return replacement.get(expr.uid, expr)
+            if id(expr) in memo:
+                return memo[id(expr)]
+            if isinstance(expr, Op):
+                new = Op(expr.kind, tuple(rebuild(a) for a in expr.args), expr.fill)
+            elif isinstance(expr, Reduce):
+                new = Reduce(expr.rid, expr.kind, expr.vars, rebuild(expr.body), expr.init,
+                             expr.free)
+            else:
+                return expr
+            memo[id(expr)] = new
+            return new
+
+        roots = [Root(rebuild(r.expr), r.out_vars, r.result_type, r.index) for r in self.roots]
+        uses = [replacement.get(u.uid, u) for u in self.uses]
+        return KernelExpr(roots, uses, dict(self.sizes), self.loc)
 
 
 def _var_rank(name: str) -> int:
@@ -297,7 +321,9 @@ class _Extractor:
             names.append(var)
         if len(set(names)) != len(names):
             raise LoweringError(loc, f"diagonal access {names} of '{value.type}' is not supported")
-        use = Use(len(self.uses), self.arg_index[value], tuple(scanned), tuple(names))
+        dense = all(lv.format == "dense" for lv in levels) and \
+            [lv.dim for lv in levels] == list(range(len(levels)))
+        use = Use(len(self.uses), self.arg_index[value], tuple(scanned), tuple(names), dense)
         self.uses.append(use)
         return use
 

@@ -1,40 +1,77 @@
 """Dataflow (loop) orders of a kernel: every order consistent with each tensor's level order.
 
 A tensor use scans its levels outermost first, and writers build the output level by level,
-so the order of index variables must contain each use's (and each output's) variable
-sequence as a subsequence. ``legal_orders`` enumerates all such orders lazily (topological
+so the order of index variables must contain each sparse use's (and each output's) variable
+sequence as a subsequence. Dense inputs constrain nothing: a row-major dense tensor is read
+through any permutation of its dimensions (the lowering binds it through a host-side
+``linalg.transpose``; see :func:`dense_permutations`). ``legal_orders`` enumerates all such orders lazily (topological
 sorts of the precedence constraints, no cap). ``default_order`` picks one by a documented
 rule, minimizing in turn:
 
 1. **recomputation**: for each reduction ``R``, the variables of its enclosing scopes that
    are placed before ``R``'s first bound variable without being free in ``R`` (``R`` is
-   re-evaluated for each of their coordinates);
-2. the number of sparse accumulators (a bound variable with free variables of its reduction
+   re-evaluated for each of their coordinates), plus the variables foreign to ``R`` (neither
+   its own, bound or free, nor bound inside it) placed between its first bound variable and
+   its last own variable (the part of ``R`` below them is repeated for each of their
+   coordinates);
+2. the number of dense inputs read out of storage order (each is bound through a host-side
+   transpose; :func:`ranked_orders` keeps storage order unless transposing lowers rule 1);
+3. the number of sparse accumulators (a bound variable with free variables of its reduction
    below it), then their total order;
-3. the variables' numbers, lexicographically.
+4. the variables' numbers, lexicographically.
 
 Kernels with at most :data:`EXHAUSTIVE_LIMIT` variables take the minimum over every legal
-order; larger fused kernels build the order greedily, placing at each step the available
-variable with the smallest (recomputation, accumulator, number) increment.
+order. Larger fused kernels search the orders best-first: states are the sets of variables
+placed so far (the increments of rule 1 depend only on that set), expanded cheapest first,
+deepest first among equals, candidates in (recomputation, transpose, accumulator, number)
+increment order; the first complete order reached has the least recomputation. The search is capped at
+:data:`SEARCH_BUDGET` states; past it, the cheapest of the greedy order (placing at each step
+the variable with the smallest increment) and the best order found is kept.
+
+:func:`ranked_orders` lists orders best first; the lowering takes the first one it can lower
+(some orders need primitives it lacks, e.g. a max over a non-innermost variable), so the
+default is the best *lowerable* order.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+from dataclasses import replace
 from typing import Iterator
 
 from fuseflow.passes.lowering.einsum import KernelExpr, Op, Reduce, _var_rank
 
 EXHAUSTIVE_LIMIT = 7
+SEARCH_BUDGET = 20000
 
 
 def constraints(kernel: KernelExpr) -> list[tuple[str, tuple[str, ...]]]:
     """Named variable sequences an order must respect (tensor uses and the outputs)."""
-    seqs = [(str(u), u.vars) for u in kernel.uses if len(u.vars) > 1]
+    seqs = [(str(u), u.vars) for u in kernel.uses if len(u.vars) > 1 and not u.dense]
     for root in kernel.roots:
         if len(root.out_vars) > 1:
             name = "the output" if len(kernel.roots) == 1 else f"output #{root.index}"
             seqs.append((name, root.out_vars))
     return seqs
+
+
+def dense_permutations(kernel: KernelExpr, order: tuple[str, ...],
+                       ranks: list[int]) -> dict[int, tuple[int, ...]]:
+    """For each dense use (by uid) that ``order`` visits out of storage order, the
+    ``linalg.transpose`` permutation (result dim ``i`` = source dim ``perm[i]``) that makes the
+    order visit it in storage order; its scanned dimensions are permuted among themselves.
+    ``ranks`` gives the rank of each kernel input."""
+    pos = {v: i for i, v in enumerate(order)}
+    perms: dict[int, tuple[int, ...]] = {}
+    for u in kernel.uses:
+        if not u.dense or all(pos[a] < pos[b] for a, b in zip(u.vars, u.vars[1:])):
+            continue
+        perm = list(range(ranks[u.operand]))
+        for slot, var in zip(u.levels, sorted(u.vars, key=pos.__getitem__)):
+            perm[slot] = u.levels[u.vars.index(var)]
+        perms[u.uid] = tuple(perm)
+    return perms
 
 
 def _predecessors(kernel: KernelExpr) -> dict[str, set[str]]:
@@ -67,22 +104,33 @@ class _Scopes:
     def __init__(self, kernel: KernelExpr):
         self.reduces = kernel.reduces()
         self.enclosing: dict[int, set[str]] = {}   # rid -> variables of enclosing scopes
+        self.own: dict[int, set[str]] = {r.rid: set(r.vars) | set(r.free) for r in self.reduces}
+        self.inner: dict[int, set[str]] = {}       # rid -> own and nested bound variables
         for root in kernel.roots:
             self._walk(root.expr, set(root.out_vars))
 
-    def _walk(self, expr, outer: set[str]) -> None:
+    def _walk(self, expr, outer: set[str]) -> set[str]:
+        """Records scopes below ``expr``; returns the variables bound inside it."""
         if isinstance(expr, Reduce):
             self.enclosing[expr.rid] = set(outer)
-            self._walk(expr.body, outer | set(expr.vars))
-        elif isinstance(expr, Op):
-            for a in expr.args:
-                self._walk(a, outer)
+            nested = self._walk(expr.body, outer | set(expr.vars))
+            self.inner[expr.rid] = nested | self.own[expr.rid]
+            return nested | set(expr.vars)
+        if isinstance(expr, Op):
+            return set().union(*(self._walk(a, outer) for a in expr.args))
+        return set()
 
     def recompute_increment(self, v: str, placed: set[str]) -> int:
-        """Reductions not yet started that placing ``v`` would repeat."""
-        return sum(1 for r in self.reduces
-                   if not placed & set(r.vars) and v in self.enclosing[r.rid]
-                   and v not in r.free and v not in r.vars)
+        """Reductions that placing ``v`` (after ``placed``) would repeat: not yet started ones
+        enclosed by ``v``, and started, unfinished ones ``v`` is foreign to."""
+        total = 0
+        for r in self.reduces:
+            started = bool(placed & set(r.vars))
+            if not started:
+                total += v in self.enclosing[r.rid] and v not in self.own[r.rid]
+            elif not self.own[r.rid] <= placed:
+                total += v not in self.inner[r.rid]
+        return total
 
     def accumulator_increment(self, v: str, placed: set[str]) -> int:
         return sum(len([f for f in r.free if f not in placed]) for r in self.reduces
@@ -112,10 +160,23 @@ def recomputation(kernel: KernelExpr, order: tuple[str, ...]) -> int:
     return total
 
 
+def transposed_uses(kernel: KernelExpr, order: tuple[str, ...]) -> int:
+    """How many dense uses ``order`` visits out of storage order (rule 2)."""
+    pos = {v: i for i, v in enumerate(order)}
+    return sum(1 for u in kernel.uses
+               if u.dense and any(pos[a] > pos[b] for a, b in zip(u.vars, u.vars[1:])))
+
+
+def _transpose_increment(kernel: KernelExpr, v: str, placed: set[str]) -> int:
+    """Dense uses that placing ``v`` now would read out of storage order."""
+    return sum(1 for u in kernel.uses
+               if u.dense and v in u.vars and not set(u.vars[:u.vars.index(v)]) <= placed)
+
+
 def order_cost(kernel: KernelExpr, order: tuple[str, ...]):
     """The sort key of the default rule (smaller is better)."""
     accs = accumulator_orders(kernel, order)
-    return (recomputation(kernel, order), len(accs), sum(accs),
+    return (recomputation(kernel, order), transposed_uses(kernel, order), len(accs), sum(accs),
             tuple(_var_rank(v) for v in order))
 
 
@@ -130,22 +191,83 @@ def _greedy_order(kernel: KernelExpr) -> tuple[str, ...] | None:
         if not ready:
             return None
         best = min(ready, key=lambda v: (scopes.recompute_increment(v, done),
+                                         _transpose_increment(kernel, v, done),
                                          scopes.accumulator_increment(v, done), _var_rank(v)))
         placed.append(best)
         remaining.remove(best)
     return tuple(placed)
 
 
+def _searched_orders(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
+    """Complete orders in best-first order, least recomputation first (see the module doc)."""
+    preds = _predecessors(kernel)
+    scopes = _Scopes(kernel)
+    all_vars = kernel.all_vars()
+    pushed = 0
+    heap = [(0, 0, 0, ())]
+    seen: set[frozenset] = set()
+    while heap:
+        cost, _, _, prefix = heapq.heappop(heap)
+        if len(prefix) == len(all_vars):
+            yield prefix
+            continue
+        placed = frozenset(prefix)
+        if placed in seen or pushed >= SEARCH_BUDGET:
+            continue
+        seen.add(placed)
+        ready = [v for v in all_vars if v not in placed and preds[v] <= placed]
+        keyed = sorted((scopes.recompute_increment(v, set(placed)),
+                        _transpose_increment(kernel, v, set(placed)),
+                        scopes.accumulator_increment(v, set(placed)), _var_rank(v), v)
+                       for v in ready)
+        for step, _, _, _, v in keyed:       # preferred candidates pop first among equals
+            pushed += 1
+            heapq.heappush(heap, (cost + step, -len(prefix) - 1, pushed, prefix + (v,)))
+
+
+def ranked_orders(kernel: KernelExpr, first: int = 16) -> Iterator[tuple[str, ...]]:
+    """Legal orders, the default rule's choice first, then the next best ones.
+
+    Orders that keep every dense input in storage order come first unless an order reading
+    some dense input transposed has strictly less recomputation (the measure counts repeated
+    reductions, not their sizes, so a transposition must pay for itself by that count); then
+    the ``first`` best of the other kind, then the rest."""
+    seen: set[tuple[str, ...]] = set()
+    free = _ranked(kernel)
+    strict = _ranked(kernel.with_uses({u.uid: replace(u, dense=False)
+                                       for u in kernel.uses if u.dense}))
+    best_free, best_strict = next(free, None), next(strict, None)
+    free = itertools.chain([best_free] if best_free else [], free)
+    strict = itertools.chain([best_strict] if best_strict else [], strict)
+    if best_strict is None or (best_free is not None and recomputation(kernel, best_free)
+                               < recomputation(kernel, best_strict)):
+        sources = (itertools.islice(free, first), strict, free)
+    else:
+        sources = (itertools.islice(strict, first), free, strict)
+    for source in sources:
+        for order in source:
+            if order not in seen:
+                seen.add(order)
+                yield order
+
+
+def _ranked(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
+    """:func:`ranked_orders` under ``kernel``'s own constraints (for kernels above
+    :data:`EXHAUSTIVE_LIMIT` variables: the search's orders, then the greedy order)."""
+    if len(kernel.all_vars()) <= EXHAUSTIVE_LIMIT:
+        yield from sorted(legal_orders(kernel), key=lambda o: order_cost(kernel, o))
+        return
+    searched = _searched_orders(kernel)
+    first = next(searched, None)
+    greedy = _greedy_order(kernel)
+    ranked = sorted({o for o in (first, greedy) if o}, key=lambda o: order_cost(kernel, o))
+    yield from ranked
+    yield from (o for o in searched if o not in ranked)
+
+
 def default_order(kernel: KernelExpr) -> tuple[str, ...] | None:
     """The default dataflow order, or None when no legal order exists."""
-    if len(kernel.all_vars()) > EXHAUSTIVE_LIMIT:
-        return _greedy_order(kernel)
-    best, best_cost = None, None
-    for order in legal_orders(kernel):
-        cost = order_cost(kernel, order)
-        if best is None or cost < best_cost:
-            best, best_cost = order, cost
-    return best
+    return next(ranked_orders(kernel), None)
 
 
 def violation(kernel: KernelExpr, order: tuple[str, ...]) -> str | None:

@@ -36,10 +36,11 @@ BUILTIN_FUSION = ("unfused", "full")
 class Schedule:
     """How to compile a model: fusion granularity, dataflow order, declared input formats.
 
-    ``fusion``: 'unfused' (one kernel per linalg op), 'full' (one kernel), the name of a
-    configuration of the application plan passed to :func:`compile` ('partial'), or explicit
-    groups against the PyTorch model: a sequence of kernels, each a sequence of stage names,
-    submodule names (``'layer1'``) or FX node names (see :mod:`fuseflow.grouping`).
+    ``fusion``: the name of a configuration of the application plan passed to :func:`compile`
+    ('unfused', 'partial', 'full': the plan's definitions take precedence), without a plan
+    'unfused' (one kernel per linalg op) or 'full' (one kernel), or explicit groups against
+    the PyTorch model: a sequence of kernels, each a sequence of stage names, submodule names
+    (``'layer1'``) or FX node names (see :mod:`fuseflow.grouping`).
     ``order``: dataflow order as loop names (``('d0', 'd2', 'd1')``); default: the order rule.
     ``formats``: input name → format ('csr', 'csc', 'coo', 'dcsr', 'dense', 'bsr:<b>',
     'sparse_vector'); declares a dense model input or parameter sparse.
@@ -54,14 +55,20 @@ class Schedule:
         """Whether kernels come from fusion groups rather than a built-in mode."""
         return not (isinstance(self.fusion, str) and self.fusion in BUILTIN_FUSION)
 
-    def kernel_pipeline(self) -> str:
-        """The pipeline from imported linalg to fuse.kernel regions."""
-        if self.grouped:
+    def grouped_by(self, plan) -> bool:
+        """Whether kernels come from fusion groups when compiling with ``plan`` (or None)."""
+        return self.grouped or (plan is not None and isinstance(self.fusion, str)
+                                and self.fusion in plan.fusion_groups)
+
+    def kernel_pipeline(self, grouped: bool | None = None) -> str:
+        """The pipeline from imported linalg to fuse.kernel regions (``grouped``: by fusion
+        groups; default :attr:`grouped`)."""
+        if self.grouped if grouped is None else grouped:
             mode = PartitionMode.GROUPS
         else:
             mode = PartitionMode.parse(self.fusion, "Schedule.fusion")
         return f"builtin.module(fuseflow-normalize,fuseflow-partition{{mode={mode.value}}}," \
-               "fuseflow-verify-kernels)"
+               "fuseflow-hoist-views,fuseflow-verify-kernels)"
 
     def dataflow_pipeline(self) -> str:
         """The pipeline from fuse.kernel regions to sam.graph dataflow graphs."""
@@ -128,6 +135,7 @@ def compile(model, example_inputs=(), schedule: Schedule | None = None,
     """
     schedule = schedule or Schedule()
     ctx = mlir.new_context()
+    grouped = schedule.grouped_by(plan if not isinstance(model, str) else None)
     if isinstance(model, str):
         if schedule.grouped:
             raise ValueError("fusion groups refer to a PyTorch model; for MLIR input put "
@@ -136,7 +144,7 @@ def compile(model, example_inputs=(), schedule: Schedule | None = None,
         text, names, params = model, None, []
     else:
         kernel_of = None
-        if schedule.grouped:
+        if grouped:
             kernel_of = lambda program: assign_kernels(program, schedule.fusion, plan)  # noqa: E731
         imported = import_model(model, example_inputs, kernel_of)
         text, names, params = imported.text, imported.input_names, imported.param_values
@@ -147,10 +155,10 @@ def compile(model, example_inputs=(), schedule: Schedule | None = None,
             names = [f"arg{i}" for i in range(len(fn.regions[0].blocks[0].arguments))]
         if schedule.formats:
             declare_formats(module, names, schedule.formats)
-        if schedule.grouped:
+        if grouped:
             tag_groups(module)
         levels = {"linalg": str(module)}
-        Pipeline.parse(schedule.kernel_pipeline()).run(module)
+        Pipeline.parse(schedule.kernel_pipeline(grouped)).run(module)
         levels["kernels"] = str(module)
         Pipeline.parse(schedule.dataflow_pipeline()).run(module)
         levels["sam"] = str(module)

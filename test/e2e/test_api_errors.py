@@ -47,9 +47,20 @@ def test_unknown_fusion_lists_choices():
 
 
 def test_illegal_order_names_the_tensor_and_legal_orders():
-    kernel = KERNELS["spmm"]
-    with pytest.raises(Exception, match=r"out of storage order; legal orders: d0,d2,d1"):
+    kernel = KERNELS["spgemm"]
+    with pytest.raises(Exception, match=r"T1\[d2,d1\] out of storage order; legal orders: d0,d2,d1$"):
         fuseflow.compile(kernel.module(), kernel.inputs(0.5), fuseflow.Schedule(order=("d0", "d1", "d2")))
+
+
+def test_dense_operand_read_out_of_storage_order_is_bound_transposed():
+    kernel = KERNELS["spmm"]           # CSR x dense; (d0, d1, d2) reads the dense B column-wise
+    compiled = fuseflow.compile(kernel.module(), kernel.inputs(0.5),
+                                fuseflow.Schedule(order=("d0", "d1", "d2")))
+    sam = compiled.mlir("sam")
+    assert "linalg.transpose" in sam and "permutation = [1, 0]" in sam
+    for density in (0.0, 0.5, 1.0):
+        inputs = kernel.inputs(density, seed=3)
+        assert torch.equal(compiled.simulate(*inputs).output, kernel.module()(*inputs))
 
 
 def test_user_chosen_order_is_used():

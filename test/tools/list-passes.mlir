@@ -5,13 +5,14 @@
 // Tests that --list-passes lists every registered pass with its summary and options, and the
 // named pipelines with what they expand to; --help shows the flags and the same list.
 // CHECK-LABEL: FuseFlow passes:
+// CHECK: --fuseflow-hoist-views {{.*}} - Moves slices, reshapes and transposes of dense kernel inputs
 // CHECK: --fuseflow-partition {{.*}} - Groups linalg ops into fuse.kernel regions
 // CHECK-NEXT: mode=<{{.*}}unfused{{.*}}> (default: unfused)
 // CHECK: --fuseflow-verify-kernels {{.*}} - Checks that every linalg op is inside a fuse.kernel
 // CHECK: --sam-verify {{.*}} - Checks that only dataflow graphs are left
 // CHECK-LABEL: Named pipelines:
-// CHECK: --fuseflow-to-dataflow {{.*}} - fuseflow-normalize,fuseflow-partition,fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify
-// CHECK: --fuseflow-to-kernels {{.*}} - fuseflow-normalize,fuseflow-partition,fuseflow-verify-kernels
+// CHECK: --fuseflow-to-dataflow {{.*}} - fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify
+// CHECK: --fuseflow-to-kernels {{.*}} - fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,fuseflow-verify-kernels
 // HELP: usage: fuseflow-opt
 // HELP: --pass-pipeline PIPELINE
 // HELP: --split-input-file MARKER
