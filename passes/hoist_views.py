@@ -31,7 +31,9 @@ After::
     })
 
 A kernel left with nothing to compute (a kernel that only transposed) disappears; its
-results are the hoisted views. Views of sparse tensors and views between two fused ops stay
+results are the hoisted views. Symmetrically, a kernel *result* that is a view of a dense
+value the kernel computes (a head merge: transpose, then collapse_shape) is *sunk*: the
+kernel yields the value and the view runs on the host after it. Views of sparse tensors and views between two fused ops stay
 in the kernel (the lowering handles reshapes that only add or drop size-1 dimensions and
 reports the others at their location).
 """
@@ -105,16 +107,83 @@ def _hoistable(op, args: set) -> bool:
 
 
 def hoist_views(kernel) -> None:
-    """Hoists the views of dense inputs of one ``fuse.kernel`` (see the module docstring)."""
+    """Hoists the views of dense inputs of one ``fuse.kernel`` and sinks the views of its
+    dense results (see the module docstring)."""
     while True:
         block = kernel.regions[0].blocks[0]
         args = set(block.arguments)
         view = next((op_of(o) for o in block.operations if _hoistable(op_of(o), args)), None)
         if view is None:
-            return
+            break
         kernel = _hoist_one(kernel, view)
         if kernel is None:
             return
+    while True:
+        sink = _sinkable(kernel)
+        if sink is None:
+            return
+        kernel = _sink_one(kernel, *sink)
+
+
+def _sinkable(kernel):
+    """(result index, view) of a kernel result that is a view of a dense value computed in
+    the kernel and used by nothing else inside it, or None."""
+    block = kernel.regions[0].blocks[0]
+    terminator = op_of(list(block.operations)[-1])
+    for index, value in enumerate(terminator.operands):
+        view = value.owner
+        if isinstance(view, mlir.Block):
+            continue
+        view = op_of(view)
+        if view.name not in RESHAPES and permutation_of(view) is None:
+            continue
+        source = list(view.operands)[0]
+        if source in set(block.arguments) or not is_dense(source.type) or \
+                not is_dense(value.type) or len(list(value.uses)) != 1:
+            continue
+        if view.name == "tensor.extract_slice" and len(list(view.operands)) != 1:
+            continue
+        return index, view
+    return None
+
+
+def _sink_one(kernel, index: int, view):
+    """``kernel`` yielding the source of ``view`` as result ``index``; the view runs after it."""
+    block = kernel.regions[0].blocks[0]
+    terminator = op_of(list(block.operations)[-1])
+    yielded = list(terminator.operands)
+    source = list(view.operands)[0]
+    yielded[index] = source
+    types = [r.type for r in kernel.results]
+    types[index] = source.type
+    attrs = {"name": kernel.attributes["name"]} if "name" in kernel.attributes else {}
+    inputs = list(kernel.operands)
+    with mlir.InsertionPoint(kernel):
+        new, new_block = create_container("fuse.kernel", inputs, types, attrs, loc=kernel.location)
+    with mlir.InsertionPoint(new_block), kernel.location:
+        new_terminator = mlir.Operation.create(TERMINATOR, operands=yielded)
+    for op in list(block.operations)[:-1]:
+        op_of(op).move_before(new_terminator)
+    for old_arg, new_arg in zip(block.arguments, new_block.arguments):
+        old_arg.replace_all_uses_with(new_arg)
+    with mlir.InsertionPoint(kernel), view.location:
+        permutation = permutation_of(view)
+        if permutation is None:
+            outer = view.clone()
+            outer.operands[0] = new.results[index]
+        else:
+            outer = build_transpose(new.results[index], view.results[0].type, permutation)
+    for i, result in enumerate(kernel.results):
+        result.replace_all_uses_with(outer.results[0] if i == index else new.results[i])
+    kernel.erase()
+    outs = generic_outputs(view) if permutation is not None else []
+    view.erase()
+    for init in outs:
+        producer = init.owner
+        if not isinstance(producer, mlir.Block) and is_trivial_producer(producer) and \
+                not list(init.uses):
+            op_of(producer).erase()
+    return new
 
 
 def _hoist_one(kernel, view):

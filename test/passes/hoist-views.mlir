@@ -98,3 +98,27 @@ func.func @masked_fill(%m: tensor<4x4xf32>, %s: tensor<4x4xf32>) -> tensor<4x4xf
   } -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// Tests that a view of a dense kernel result (a head merge: collapse_shape of what the kernel
+// computes) is sunk: the kernel yields the 3-d value and the reshape runs after it.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @head_merge
+// CHECK: %[[K:.*]] = "fuse.kernel"(%arg0, %arg1)
+// CHECK: gpu.yield %{{.*}} : tensor<8x2x3xf32>
+// CHECK: tensor.collapse_shape %[[K]] {{\[\[}}0], [1, 2]] : tensor<8x2x3xf32> into tensor<8x6xf32>
+// SAM-LABEL: func.func @head_merge
+// SAM: %[[G:.*]] = "sam.graph"
+// SAM: tensor.collapse_shape %[[G]]
+func.func @head_merge(%a: tensor<8x2x3xf32>, %b: tensor<8x2x3xf32>) -> tensor<8x6xf32> {
+  %init = tensor.empty() : tensor<8x2x3xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"], fuseflow.group = "merge"}
+      ins(%a, %b : tensor<8x2x3xf32>, tensor<8x2x3xf32>) outs(%init : tensor<8x2x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.addf %x, %y : f32
+    linalg.yield %m : f32
+  } -> tensor<8x2x3xf32>
+  %c = tensor.collapse_shape %r [[0], [1, 2]] : tensor<8x2x3xf32> into tensor<8x6xf32>
+  return %c : tensor<8x6xf32>
+}
