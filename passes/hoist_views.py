@@ -166,23 +166,11 @@ def _sink_one(kernel, index: int, view):
         op_of(op).move_before(new_terminator)
     for old_arg, new_arg in zip(block.arguments, new_block.arguments):
         old_arg.replace_all_uses_with(new_arg)
-    with mlir.InsertionPoint(kernel), view.location:
-        permutation = permutation_of(view)
-        if permutation is None:
-            outer = view.clone()
-            outer.operands[0] = new.results[index]
-        else:
-            outer = build_transpose(new.results[index], view.results[0].type, permutation)
+    outer = _host_copy(view, new.results[index], before=kernel)
     for i, result in enumerate(kernel.results):
         result.replace_all_uses_with(outer.results[0] if i == index else new.results[i])
     kernel.erase()
-    outs = generic_outputs(view) if permutation is not None else []
-    view.erase()
-    for init in outs:
-        producer = init.owner
-        if not isinstance(producer, mlir.Block) and is_trivial_producer(producer) and \
-                not list(init.uses):
-            op_of(producer).erase()
+    _erase_view(view)
     return new
 
 
@@ -191,22 +179,33 @@ def _hoist_one(kernel, view):
     block = kernel.regions[0].blocks[0]
     arg_pos = list(block.arguments).index(list(view.operands)[0])
     source = list(kernel.operands)[arg_pos]
-    with mlir.InsertionPoint(kernel), view.location:
+    outer = _host_copy(view, source, before=kernel)
+    view.results[0].replace_all_uses_with(outer.results[0])
+    _erase_view(view)
+    return _rebuild(kernel, outer.results[0])
+
+
+def _host_copy(view, source, before):
+    """``view`` applied to ``source`` outside kernels, just before ``before`` (a permutation
+    copy becomes a ``linalg.transpose``)."""
+    with mlir.InsertionPoint(before), view.location:
         permutation = permutation_of(view)
         if permutation is None:
             outer = view.clone()
             outer.operands[0] = source
-        else:
-            outer = build_transpose(source, view.results[0].type, permutation)
-    view.results[0].replace_all_uses_with(outer.results[0])
-    outs = generic_outputs(view) if permutation is not None else []
+            return outer
+        return build_transpose(source, view.results[0].type, permutation)
+
+
+def _erase_view(view) -> None:
+    """Erases ``view`` and the ``tensor.empty`` init of a permutation copy left unused."""
+    outs = generic_outputs(view) if permutation_of(view) is not None else []
     view.erase()
     for init in outs:
         producer = init.owner
         if not isinstance(producer, mlir.Block) and is_trivial_producer(producer) and \
                 not list(init.uses):
             op_of(producer).erase()
-    return _rebuild(kernel, outer.results[0])
 
 
 def _rebuild(kernel, hoisted):
