@@ -69,12 +69,14 @@ def _first_compute_location(kernel):
     return compute[-1].location if compute else kernel.location
 
 
-def _bind_dense_permutations(expr, order, kernel, inputs: list):
+def _bind_dense_permutations(expr, order, kernel):
     """Dense uses visited out of storage order read a host-side ``linalg.transpose`` of their
-    input instead (appended to ``inputs``); returns the expression over the new operands."""
+    input instead. Returns the expression over the graph's operands, the operands (kernel
+    inputs that are still read, then the transposes) and the transpose ops created."""
+    inputs = list(kernel.operands)
     ranks = [mlir.RankedTensorType(v.type).rank for v in inputs]
     transposed: dict[tuple[int, tuple[int, ...]], int] = {}
-    replacement = {}
+    created, replacement = [], {}
     pos = {v: i for i, v in enumerate(order)}
     for uid, perm in dense_permutations(expr, order, ranks).items():
         use = expr.uses[uid]
@@ -85,11 +87,19 @@ def _bind_dense_permutations(expr, order, kernel, inputs: list):
             with mlir.InsertionPoint(kernel), kernel.location:
                 result_type = mlir.RankedTensorType.get(
                     [shape[d] for d in perm], mlir.RankedTensorType(source.type).element_type)
-                inputs.append(build_transpose(source, result_type, list(perm)).results[0])
+                created.append(build_transpose(source, result_type, list(perm)))
+            inputs.append(created[-1].results[0])
             transposed[key] = len(inputs) - 1
         replacement[uid] = replace(use, operand=transposed[key],
                                    vars=tuple(sorted(use.vars, key=pos.__getitem__)))
-    return expr.with_uses(replacement) if replacement else expr
+    if not replacement:
+        return expr, inputs, created
+    expr = expr.with_uses(replacement)
+    # A kernel input now read only through its transposes is no graph operand.
+    dropped = {o for o, _ in transposed} - {u.operand for u in expr.uses}
+    index = {old: new for new, old in enumerate(i for i in range(len(inputs)) if i not in dropped)}
+    expr = expr.with_uses({u.uid: replace(u, operand=index[u.operand]) for u in expr.uses})
+    return expr, [v for i, v in enumerate(inputs) if i not in dropped], created
 
 
 ORDER_ATTEMPTS = 64
@@ -99,9 +109,7 @@ ORDER_ATTEMPTS = 64
 def _lower_with(kernel, expr, order, loc):
     """The ``sam.graph`` of ``kernel`` in ``order``, placed before it (nothing is left behind
     when the lowering fails)."""
-    inputs = list(kernel.operands)
-    first_new = len(inputs)
-    expr = _bind_dense_permutations(expr, order, kernel, inputs)
+    expr, inputs, transposes = _bind_dense_permutations(expr, order, kernel)
     with mlir.InsertionPoint(kernel):
         graph, gblock = create_container(
             "sam.graph", inputs, [r.type for r in kernel.results],
@@ -116,8 +124,7 @@ def _lower_with(kernel, expr, order, loc):
             mlir.Operation.create(TERMINATOR, operands=[], loc=kernel.location)
     except LoweringError:
         graph.erase()
-        for value in inputs[first_new:]:          # the host transposes made for this order
-            transpose = op_of(value.owner)
+        for transpose in transposes:              # the host transposes made for this order
             init = op_of(list(transpose.operands)[1].owner)
             transpose.erase()
             init.erase()

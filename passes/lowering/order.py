@@ -5,7 +5,7 @@ so the order of index variables must contain each sparse use's (and each output'
 sequence as a subsequence. Dense inputs constrain nothing: a row-major dense tensor is read
 through any permutation of its dimensions (the lowering binds it through a host-side
 ``linalg.transpose``; see :func:`dense_permutations`). ``legal_orders`` enumerates all such orders lazily (topological
-sorts of the precedence constraints, no cap). ``default_order`` picks one by a documented
+sorts of the precedence constraints, no cap). ``ranked_orders`` ranks them by a documented
 rule, minimizing in turn:
 
 1. **recomputation**: for each reduction ``R``, the variables of its enclosing scopes that
@@ -20,13 +20,13 @@ rule, minimizing in turn:
    below it), then their total order;
 4. the variables' numbers, lexicographically.
 
-Kernels with at most :data:`EXHAUSTIVE_LIMIT` variables take the minimum over every legal
-order. Larger fused kernels search the orders best-first: states are the sets of variables
-placed so far (the increments of rule 1 depend only on that set), expanded cheapest first,
-deepest first among equals, candidates in (recomputation, transpose, accumulator, number)
-increment order; the first complete order reached has the least recomputation. The search is capped at
-:data:`SEARCH_BUDGET` states; past it, the cheapest of the greedy order (placing at each step
-the variable with the smallest increment) and the best order found is kept.
+Kernels with at most :data:`EXHAUSTIVE_LIMIT` variables rank every legal order. Larger fused
+kernels search best-first: states are the sets of variables placed so far (the increments of
+rule 1 depend only on that set), expanded cheapest first, deepest first among equals,
+candidates in (recomputation, transpose, accumulator, number) increment order, so complete
+orders come out least recomputation first. Expansion stops after :data:`SEARCH_BUDGET`
+candidates; the greedy order (the smallest increment at each step) competes with the first
+searched order for the top rank.
 
 :func:`ranked_orders` lists orders best first; the lowering takes the first one it can lower
 (some orders need primitives it lacks, e.g. a max over a non-innermost variable), so the
@@ -263,11 +263,6 @@ def _ranked(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
     ranked = sorted({o for o in (first, greedy) if o}, key=lambda o: order_cost(kernel, o))
     yield from ranked
     yield from (o for o in searched if o not in ranked)
-
-
-def default_order(kernel: KernelExpr) -> tuple[str, ...] | None:
-    """The default dataflow order, or None when no legal order exists."""
-    return next(ranked_orders(kernel), None)
 
 
 def violation(kernel: KernelExpr, order: tuple[str, ...]) -> str | None:
