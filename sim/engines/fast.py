@@ -31,7 +31,7 @@ from fuseflow.sim.tokens import DeadlockError, SimulationError, StreamError
 VECTORIZED: dict[str, Callable] = {
     "root": fast_values.root, "broadcast": fast_values.broadcast, "fork": fast_values.fork,
     "repsiggen": fast_values.repsiggen, "array": fast_values.array, "alu": fast_values.alu,
-    "reduce": fast_values.reduce, "scan": fast_scan.scan, "repeat": fast_scan.repeat,
+    "reduce": fast_values.reduce, "scan": fast_scan.scan, "repeat": fast_scan.repeat, "locate": fast_scan.locate,
     "intersect": fast_joiner.intersect, "union": fast_joiner.union, "spacc": fast_spacc.spacc,
     "level_write": fast_write.level_write, "value_write": fast_write.value_write,
 }

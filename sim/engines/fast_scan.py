@@ -1,8 +1,9 @@
-"""Vectorized level scanner and repeater (see ``docs/timing.md`` for their steps).
+"""Vectorized level scanner, repeater and locate (see ``docs/timing.md`` for their steps).
 
-Both follow the scanner rule: an input data token owns one output fiber, closed by ``S0`` or
+All follow the scanner rule: an input data token owns one output fiber, closed by ``S0`` or
 by ``S(k+1)`` when the next input token is ``S_k`` (absorbed); a bare input ``S_k`` gives
-``S(k+1)``. Every scanner or repeater step emits exactly one token per output, so the output
+``S(k+1)``. A locate reads its parent references the same way, one unit per fiber of its
+coordinates. Every step of these blocks emits exactly one token per output, so the output
 streams are laid out step by step and stamped with the step clocks.
 """
 
@@ -196,7 +197,7 @@ def repeat(ctx, ins):
     current unit's token.
     """
     src, sig = ins
-    if not (ends_with_done(src) and ends_with_done(sig)):
+    if not (ends_with_done(src) and ends_with_done(sig)) or np.any(src.code == REPEAT_CODE):
         return None
     owner, absorbed = unit_heads(src.code)
     heads = np.flatnonzero(~absorbed).astype(index_dtype(len(src)))  # one per unit, D last
@@ -222,31 +223,44 @@ def repeat(ctx, ins):
     out_data[sidx] = 0
     out_code[-1] = DONE_CODE
     # every step peeks its unit's head; S after a data head also peeks the next input token
-    if sig.monotone and sig.gap >= ctx.ii:
-        stamps = _repeat_stamps(ctx, sig, src.runmax(), heads, sidx, owner)
-    else:
-        seen = head
-        seen[sidx[~bare]] += 1
-        stamps = step_stamps(ctx, arrival_max([sig], out=src.runmax()[seen]), owned=True)
+    stamps = unit_stamps(ctx, sig, src, heads, sidx, owner[heads[:-1]], head)
     return finish(ctx, ins, [Stream(out_code, out_data, stamps)], None, ctx.ii, stamps=stamps)
 
 
-def _repeat_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: np.ndarray,
-                   owner: np.ndarray) -> np.ndarray:
-    """A repeater's step stamps (clocks plus latency) when its signals' stamps are at least
-    ``ii`` apart.
+def unit_stamps(ctx, lead: Stream, src: Stream, heads: np.ndarray, sidx: np.ndarray, closes: np.ndarray,
+                head: np.ndarray | None = None) -> np.ndarray:
+    """Step stamps of a block that takes one step per token of ``lead`` and walks ``src`` unit
+    by unit (repeater: signals and input; locate: coordinates and parent references).
 
-    Then ``c_t = max(s_t, ii·t + max(0, max_(j<=t) (h_j - ii·j)))`` with ``s`` the signal
+    Unit u is ``src[heads[u]]`` plus, where ``closes[u]``, the next token; lead tokens
+    ``sidx[u-1]+1 .. sidx[u]`` act on it (the last unit, ``D``, on the rest). Every step peeks
+    its unit's head (``head``: ``heads`` per step, overwritten; computed if not given); step
+    ``sidx[u]`` also reaches the next token where ``closes[u]``.
+    """
+    if lead.monotone and lead.gap >= ctx.ii:
+        return _run_stamps(ctx, lead, src.runmax(), heads, sidx, closes)
+    if head is None:
+        head = np.repeat(heads, np.diff(sidx, prepend=-1, append=len(lead) - 1))
+    seen = head
+    seen[sidx] += closes
+    return step_stamps(ctx, arrival_max([lead], out=src.runmax()[seen]), owned=True)
+
+
+def _run_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: np.ndarray,
+                closes: np.ndarray) -> np.ndarray:
+    """:func:`unit_stamps` when the lead stream's stamps are at least ``ii`` apart.
+
+    Then ``c_t = max(s_t, ii·t + max(0, max_(j<=t) (h_j - ii·j)))`` with ``s`` the lead
     stamps and ``h`` what each step peeks of the input, which is constant over runs of steps:
-    a unit's ``R`` signals (its head), then its ``S`` (its head, or the token after a data
-    head) or the final ``D``. The maximum is taken over runs, not steps.
+    a unit's first steps (its head), then its last (its head, or the token after it) or the
+    final ``D``. The maximum is taken over runs, not steps.
     """
     ii = ctx.ii
     check_stamps(max(int(runmax[-1]), int(sig.base[-1]) + sig.shift) + ii * len(sig) + ctx.latency)
-    ends = np.append(sidx, len(sig) - 1)  # each unit's S (or D) signal
-    starts = np.concatenate([[0], sidx + 1])  # each unit's first signal
+    ends = np.append(sidx, len(sig) - 1)  # each unit's last step
+    starts = np.concatenate([[0], sidx + 1])  # each unit's first step
     peeked = heads.copy()
-    peeked[:-1] += owner[heads[:-1]]
+    peeked[:-1] += closes
     best = np.empty(2 * len(heads), dtype=np.int64)
     best[0::2] = runmax[heads] - ii * starts
     best[1::2] = runmax[peeked] - ii * ends
@@ -260,3 +274,61 @@ def _repeat_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx
     clocks = arrival_max([sig], out=clocks)
     clocks += ctx.latency
     return clocks
+
+
+def _located_size(ctx) -> int | None:
+    """The size of the level a locate reads, or None if it is not dense (the reference errs)."""
+    attrs = ctx.block.attrs
+    if attrs.get("tensor") is None:
+        return int(attrs["size"])
+    tree = ctx.tensor()
+    level = int(attrs["level"])
+    if not 0 <= level < len(tree.fmt.levels) or tree.fmt.levels[level].format != "dense":
+        return None
+    return tree.fmt.levels[level].size(tree.fmt.shape)
+
+
+def locate(ctx, ins):
+    """crd, ref -> ref, crd: one step per coordinate token.
+
+    The parent references split into units as a scanner reads them (a data or ``N`` reference
+    with the stop it may absorb, or a bare stop; ``D`` last), one per fiber of the coordinates:
+    the fiber's tokens peek the unit's head and its closing stop consumes the unit. Declined
+    (the reference reports the error, or handles the unusual form): a closing stop other than
+    the one a scanner of the parent would emit, coordinates under a bare parent stop, a
+    coordinate outside the level.
+    """
+    crd, ref = ins
+    size = _located_size(ctx)
+    cc, rc = crd.code, ref.code
+    if (size is None or not (ends_with_done(crd) and ends_with_done(ref)) or crd.data.dtype.kind != "i"
+            or ref.data.dtype.kind != "i" or np.any(rc == REPEAT_CODE) or np.any(cc == REPEAT_CODE)):
+        return None
+    owner, absorbed = unit_heads(rc)
+    heads = np.flatnonzero(~absorbed)  # one per unit, D last
+    sidx = np.flatnonzero(cc >= 0)  # each fiber's closing stop; D ends the last unit
+    if len(sidx) != len(heads) - 1:
+        return None
+    h = heads[:-1]
+    closes = absorbed[h + 1]  # a data unit whose stop S_k gives S(k+1)
+    expected = np.where(rc[h] >= 0, rc[h] + 1, np.where(closes, rc[h + 1] + 1, 0))
+    lengths = np.diff(sidx, prepend=-1, append=len(cc) - 1)  # lead tokens per unit
+    if not np.array_equal(cc[sidx], expected) or np.any(lengths[~owner[heads]] != 1):
+        return None
+    unit_code = rc[heads]
+    data = cc == DATA
+    if np.any(unit_code == EMPTY_CODE):  # coordinates under an N parent give N and are not checked
+        under_empty = data & np.repeat(unit_code == EMPTY_CODE, lengths)
+        out_code = np.where(under_empty, EMPTY_CODE, cc).astype(CODE_DTYPE)
+        checked = data & ~under_empty
+    else:
+        out_code, checked = cc, data
+    if (crd.data.min(where=checked, initial=0) < 0 or crd.data.max(where=checked, initial=0) >= size):
+        return None
+    parents = np.where(unit_code == DATA, ref.data[heads], 0)
+    dtype = index_dtype(int(parents.max()) * size + size, int(parents.min()) * size)
+    out_data = np.repeat(parents.astype(dtype) * dtype(size), lengths)
+    np.add(out_data, crd.data, out=out_data, where=data, casting="unsafe")
+    stamps = unit_stamps(ctx, crd, ref, heads.astype(index_dtype(len(rc))), sidx, closes)
+    return finish(ctx, ins, [Stream(out_code, out_data, stamps), Stream(cc, crd.data, stamps)], None, ctx.ii,
+                  stamps=stamps)

@@ -24,6 +24,7 @@ B = np.array([[0, 1, 0, 2], [0, 0, 0, 0], [3, 4, 0, 5]], dtype=np.float32)
 B_CSR = FiberTree.from_dense(B, TensorFormat.csr(B.shape))
 B_COO = FiberTree.from_dense(B, TensorFormat.coo(B.shape))
 VEC = FiberTree.from_dense(np.array([1.5, 2.5, 3.5], np.float32))
+DENSE = FiberTree.from_dense(B, TensorFormat.dense(B.shape))
 
 
 def _context(block, tensors=(), outputs=(), arch=None):
@@ -39,7 +40,8 @@ def run_both(block_kind, inputs, n_out=1, tensors=(), outputs=(), arch=None, see
     if seed % 2:  # increasing stamps, as vectorized producers make (their fast paths apply)
         stamped = [list(zip(s, np.cumsum(rng.integers(1, 4, len(s))).tolist())) for s in streams]
     else:
-        stamped = [[(t, int(rng.integers(0, 12))) for t in s] for s in streams]
+        top = 12 + 2 * max(map(len, streams), default=0)  # late tokens anywhere, on every input
+        stamped = [[(t, int(rng.integers(0, top))) for t in s] for s in streams]
     block = Block("b", block_kind, tuple(f"in{i}" for i in range(len(streams))),
                   tuple(f"out{i}" for i in range(n_out)), attrs)
     want, ref_ctx = run_block(block, stamped, tensors, outputs, arch)
@@ -109,6 +111,13 @@ CASES = [
     ("level_write", ["1 3 S0 S0 0 1 3 S1 D"], 0, {"outputs": CSR_OUT}, {"result": 0, "level": 1}),
     ("level_write", ["0 1 2 S0 D"], 0, {"outputs": CSR_OUT}, {"result": 0, "level": 0}),
     ("value_write", ["1.0 N S0 2.0 S1 D"], 0, {"outputs": CSR_OUT}, {"result": 0}),
+    ("locate", ["1 3 S0 2 S1 D", "5 7 S0 D"], 2, {}, {"tensor": None, "size": 4}),
+    ("locate", ["N S0 D", "2 D"], 2, {}, {"tensor": None, "size": 4}),
+    ("locate", ["S1 3 S1 D", "S0 1 S0 D"], 2, {}, {"tensor": None, "size": 4}),
+    ("locate", ["9 N S0 2 S1 D", "N 3 S0 D"], 2, {}, {"tensor": None, "size": 4}),  # 9 under N: not checked
+    ("locate", ["2 S1 S2 0 S3 D", "1 S0 S1 3 S2 D"], 2, {}, {"tensor": None, "size": 4}),
+    ("locate", ["S0 S0 1 2 S1 D", "0 1 2 S0 D"], 2, {"tensors": [DENSE]}, {"tensor": 0, "level": 1}),
+    ("locate", ["D", "D"], 2, {}, {"tensor": None, "size": 4}),
     ("fork", ["0 1 2 S0 3 S1 D"], 2, {}, {}),
     ("fork", ["0 N 2 S0 3 4 5 S1 D"], 3, {}, {}),
     ("broadcast", ["0 1 S0 D"], 3, {}, {}),
@@ -132,7 +141,6 @@ def test_vectorized_block_respects_latency_and_interval():
 @pytest.mark.parametrize("kind, inputs, n_out, attrs", [
     ("crddrop", ["1 S0 1 S0 S0 1 S1 D", "0 1 2 3 S0 D"], 2, {}),
     ("crdhold", ["0 2 S0 2 S0 2 S1 D", "0 1 2 S0 D"], 2, {}),
-    ("locate", ["1 3 S0 2 S1 D", "5 7 S0 D"], 2, {"tensor": None, "size": 4}),
     ("join", ["1 S0 3 S1 D", "2 S1 D"], 1, {"depth": 1}),
     ("spacc", ["0 1 S0 0 S1 D", "1 S0 0 S1 1 2 S2 D", "1.0 S0 2.0 S1 3.0 4.0 S2 D"], 3, {"order": 2}),
 ])
@@ -147,11 +155,24 @@ def test_other_kinds_run_the_reference_coroutine(kind, inputs, n_out, attrs):
     ("intersect", ["3 1 S0 D", "1 S0 D", "0 1 S0 D", "0 S0 D"], 3, {}),
     ("intersect", ["N S0 D", "1 S0 D", "N S0 D", "0 S0 D"], 3, {}),
     ("repeat", ["0 D", "R R D"], 1, {}),
+    ("locate", ["1 S0 S1 D", "5 S0 D"], 2, {"tensor": None, "size": 4}),  # S0 then a bare S1: not a scan's
+    ("locate", ["4 S0 D", "0 D"], 2, {"tensor": None, "size": 4}),  # out of range: the reference errs
+    ("locate", ["1 S1 D", "S0 D"], 2, {"tensor": None, "size": 4}),  # a coordinate under a bare stop
+    ("locate", ["1 S1 D", "5 D"], 2, {"tensor": None, "size": 4}),  # S1 but no parent stop to absorb
+    ("locate", ["S0 D", "S0 D"], 2, {"tensor": None, "size": 4}),  # a bare parent S0 needs S1
 ])
 def test_vectorized_blocks_decline_what_they_do_not_cover(kind, inputs, n_out, attrs):
     block = Block("b", kind, tuple(f"in{i}" for i in range(len(inputs))), tuple(f"o{i}" for i in range(n_out)), attrs)
     ctx, _, _ = _context(block)
     assert VECTORIZED[kind](ctx, [from_tokens(stream(s)) for s in inputs]) is None
+
+
+def test_locate_into_a_compressed_level_is_left_to_the_reference():
+    block = Block("b", "locate", ("c", "r"), ("o0", "o1"), {"tensor": 0, "level": 1})
+    ctx, _, _ = _context(block, [B_CSR])
+    assert VECTORIZED["locate"](ctx, [from_tokens(stream("1 S0 D")), from_tokens(stream("0 D"))]) is None
+    with pytest.raises(StreamError, match="locate needs a dense level"):
+        run_block(block, [stream("1 S0 D"), stream("0 D")], [B_CSR])
 
 
 def test_malformed_streams_raise_the_reference_errors():
@@ -370,6 +391,35 @@ def test_random_repeats_agree(data, seed):
         repeats = 0 if tok in stream("S0 S1 S2") else data.draw(st.integers(0, 3))
         sig += stream("R") * repeats + stream("S")
     run_both("repeat", [refs + stream("D"), sig + stream("D")], seed=seed)
+
+
+@st.composite
+def located_streams(draw, size=4):
+    """Random parent references (data, ``N``, stops of any level) and coordinates with one fiber
+    per parent unit, closed as a scanner of the parents would close it; coordinates in any
+    order, ``N`` among them, empty fibers. Returns ``(crd, ref)`` token lists ending with ``D``."""
+    parents = draw(ref_streams(size))[:-1]
+    crds, i = [], 0
+    while i < len(parents):
+        tok = parents[i]
+        if isinstance(tok, int) or tok == stream("N")[0]:
+            crds += draw(st.lists(st.one_of(st.integers(0, size - 1), st.just(stream("N")[0])), max_size=4))
+            nxt = parents[i + 1] if i + 1 < len(parents) else None
+            absorbs = nxt is not None and nxt in stream("S0 S1 S2")
+            crds.append(stream(f"S{nxt.level + 1}")[0] if absorbs else stream("S0")[0])
+            i += 2 if absorbs else 1
+        else:
+            crds.append(stream(f"S{tok.level + 1}")[0])
+            i += 1
+    return crds + stream("D"), parents + stream("D")
+
+
+@settings(max_examples=80, deadline=None)
+@given(located_streams(), st.integers(0, 9), st.booleans())
+def test_random_locates_agree(streams, seed, tensor):
+    crd, ref = streams
+    attrs = {"tensors": [DENSE], "tensor": 0, "level": 1} if tensor else {"tensor": None, "size": 4}
+    run_both("locate", [crd, ref], 2, seed=seed, **attrs)
 
 
 @settings(max_examples=40, deadline=None)
