@@ -51,6 +51,13 @@ class GraphBuilder:
                       {"level": self._i64(level)})
         return op.results[0], op.results[1]
 
+    def locate(self, parent, crd, tensor: int, level: int):
+        """Reference into dense ``level`` of input ``tensor`` for each coordinate of ``crd``
+        (``parent`` holds one reference per fiber of ``crd``): random access, no scan."""
+        op = self._op("sam.locate", [crd, parent, self.tensors[tensor]], [self.ref_t, self.crd_t],
+                      {"level": self._i64(level)})
+        return op.results[0]
+
     def range_scan(self, parent, size: int):
         """Tensor-less dense scanner over ``size`` coordinates: returns (crd, ref)."""
         op = self._op("sam.scan", [parent], [self.crd_t, self.ref_t],

@@ -222,7 +222,13 @@ class KernelLowering:
         self._activate_ready(scope, None)
 
     def _visit(self, scope: _Scope, var: str, space) -> None:
+        space, aliases = self._merge_same_levels(space, var)
         crd, streams = self._build(space, scope, var)
+        for uid, rep in aliases.items():
+            while rep in aliases:           # a representative merged again further out
+                rep = aliases[rep]
+            streams[("u", uid)] = streams[("u", rep)]
+            self.next_level[uid] = self.next_level[rep]
         scope.crd[var] = crd
         for key in self._participants(scope.body):
             if key in streams:
@@ -351,7 +357,7 @@ class KernelLowering:
                 choices.append([op.args[i].value])
             else:
                 choices.append(list(PROBES))
-        beta = None if any(_is_full(kids[i][0]) for i in present) else _constant_over(op, choices)
+        beta = _constant_over(op, choices)   # full operands are probed: no absent points
 
         def readable(i):
             """Child ``i`` planned so that its absent points can be read (as 0)."""
@@ -400,6 +406,16 @@ class KernelLowering:
         if isinstance(space, Universe):
             crd, _ = self.b.range_scan(self._iteration_ref(scope), self.k.sizes[var])
             return crd, {}
+        located, drivers = self._split_located(space, var)
+        if located:
+            crd, streams = self._build(_merge(space.kind, drivers), scope, var)
+            for leaf in located:
+                u = leaf.use
+                level_index = self.next_level[u.uid]
+                streams[("u", u.uid)] = self.b.locate(self.ref[u.uid], crd, u.operand,
+                                                      u.levels[level_index])
+                self.next_level[u.uid] = level_index + 1
+            return crd, streams
         parts = self._distinct([self._build(child, scope, var) for child in space.children])
         if len(parts) == 1:
             return parts[0]
@@ -419,6 +435,81 @@ class KernelLowering:
             renamed = dict(zip(refs + vals, outs))
             result.update({k: renamed[s] for k, s in streams.items()})
         return crd, result
+
+    def _merge_same_levels(self, space, var: str):
+        """The space with sibling uses that read the same level of one tensor from the same
+        reference (several uses of one input) replaced by one of them, and {uid:
+        representative uid}: such uses have the same coordinates, so joining them with each
+        other is the identity. (Across branches they differ after the joins.)"""
+        aliases: dict[int, int] = {}
+
+        def canonical(node):
+            if not isinstance(node, Merge):
+                return node
+            reps: dict = {}
+            children = []
+            for child in node.children:
+                child = canonical(child)
+                if isinstance(child, Leaf):
+                    u = child.use
+                    index = self.next_level[u.uid]
+                    if index < len(u.vars) and u.vars[index] == var:
+                        rep = reps.setdefault((u.operand, u.levels[index], self.ref[u.uid]), child)
+                        if rep is not child:
+                            aliases[u.uid] = rep.use.uid
+                            continue
+                children.append(child)
+            return _merge(node.kind, children)
+
+        return canonical(space), aliases
+
+    def _locatable(self, node, var: str) -> bool:
+        """Whether ``node`` is a use whose next level (over ``var``) is dense, as are all the
+        levels above it: its reference there is never absent and a coordinate gives its
+        position directly, so it is reached by ``sam.locate`` instead of a scan and a join."""
+        if not isinstance(node, Leaf):
+            return False
+        u = node.use
+        index = self.next_level[u.uid]
+        if index >= len(u.vars) or u.vars[index] != var:
+            return False
+        formats = self._level_formats(u.operand)
+        return all(f == "dense" for f in formats[:u.levels[index] + 1])
+
+    def _level_formats(self, operand: int) -> tuple[str, ...]:
+        from fuseflow.dialects.types import storage_levels
+
+        _, levels = storage_levels(self.b.tensors[operand].type)
+        return tuple(lv.format for lv in levels)
+
+    def _split_located(self, space: Merge, var: str):
+        """(dense leaves to locate, the children that drive the join) of a merged space.
+
+        In an intersection a dense leaf, or a full union of dense leaves, contains every
+        coordinate of the others: the others are joined and the dense leaves located at their
+        coordinates (if all children are dense, the first is scanned). In a union a dense leaf
+        holds every coordinate: the universe, or else the first dense leaf, drives the union
+        and the other dense leaves are located."""
+        located, drivers = [], []
+        if space.kind == "intersect":
+            for child in space.children:
+                group = [child] if self._locatable(child, var) else None
+                if _is_full(child) and isinstance(child, Merge):
+                    rest = [c for c in child.children if not isinstance(c, Universe)]
+                    if all(self._locatable(c, var) for c in rest):
+                        group = rest
+                if group is None:
+                    drivers.append(child)
+                else:
+                    located += [leaf for leaf in group if leaf not in located]
+            if not drivers and located:
+                drivers.append(located.pop(0))
+        else:
+            located = [c for c in space.children if self._locatable(c, var)]
+            drivers = [c for c in space.children if c not in located]
+            if located and UNIVERSE not in drivers:
+                drivers.insert(0, located.pop(0))
+        return located, drivers
 
     @staticmethod
     def _distinct(parts: list) -> list:

@@ -35,9 +35,12 @@ def test_gcn_matches_pytorch_and_full_fusion_recomputes(gcn_records):
     for r in gcn_records.values():
         assert r.error is None and r.matches_pytorch, (r.fusion, r.error, r.max_abs_error)
     assert len(gcn_records["partial"].kernels) == 2
-    # Fusing both layers re-evaluates layer 1 per row of layer 2 (the published analysis).
-    assert gcn_records["full"].ops > 5 * gcn_records["partial"].ops
-    assert gcn_records["partial"].ops > gcn_records["unfused"].ops
+    # The published analysis: fusing both layers re-evaluates layer 1 for every use of a row of
+    # H1 (once per edge of layer 2): several times the unfused work...
+    assert gcn_records["full"].ops > 3 * gcn_records["unfused"].ops
+    # ...while fusing per layer ((A·H)·W) recomputes nothing and beats the unfused kernels.
+    assert gcn_records["partial"].ops <= gcn_records["unfused"].ops
+    assert gcn_records["partial"].cycles < gcn_records["unfused"].cycles < gcn_records["full"].cycles
 
 
 def test_gpt3_bigbird_matches_pytorch_in_every_configuration():

@@ -28,9 +28,13 @@ func.func @spmm_bias_relu(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32>, %b: te
   return %r : tensor<4x3xf32>
 }
 // CHECK: "sam.graph"
-// The bias is added to every row, so rows iterate the dense universe joined with A's rows.
-// CHECK: "sam.union"
-// CHECK: "sam.intersect"
+// The bias is added to every row, so rows iterate the dense universe; A's dense row level is
+// located at each of them, and A's columns locate B's dense rows (no joins).
+// CHECK: %[[ROWS:.*]]:2 = "sam.scan"(%{{.*}}) {level = 0 : i64, size = 4 : i64}
+// CHECK-NEXT: "sam.locate"(%[[ROWS]]#0, %{{.*}}, %{{.*}}) {level = 0 : i64}
+// CHECK: %[[ACOL:.*]]:2 = "sam.scan"(%{{.*}}, %{{.*}}) {level = 1 : i64}
+// CHECK-NEXT: "sam.locate"(%[[ACOL]]#0, %{{.*}}, %{{.*}}) {level = 0 : i64}
+// CHECK-NOT: "sam.intersect"
 // CHECK: %[[ACC:.*]]:2 = "sam.spacc"(%{{.*}}, %{{.*}}) {order = 1 : i64}
 // CHECK: %[[BSCAN:.*]]:2 = "sam.scan"
 // CHECK: %[[U:.*]]:3 = "sam.union"(%[[ACC]]#0, %[[BSCAN]]#0, %[[BSCAN]]#1, %[[ACC]]#1) {{.*}}val_groups = array<i64: 1, 0>

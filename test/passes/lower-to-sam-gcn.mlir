@@ -23,17 +23,20 @@
 //
 // Full fusion: H is never written; the row H[d2] is recomputed inside the graph for every
 // nonzero A[d0, d2] of the output row d0. In the einsum, layer 1 appears under layer 2's
-// sum_{d2} with its own A row T2[d2,d4]. In the graph, A's rows are scanned twice: once from
-// the root (output rows, d0) and again from the root's reference repeated over d0 (the rows
-// layer 1 visits, per output row); both layers' products (four sparse accumulators) and the
-// ReLU sit in the one graph, ahead of the softmax reductions.
+// sum_{d2} with its own A row T2[d2,d4]. In the graph, A's dense row level is located twice:
+// at each output row d0 (from the root), and at each column d2 of that row (from the root's
+// reference repeated over d0: the rows layer 1 visits, per output row); both layers' products
+// (four sparse accumulators) and the ReLU sit in the one graph, ahead of the softmax
+// reductions.
 // FULL-LABEL: func.func @gcn
 // FULL: "sam.graph"(%arg1, %arg2, %arg0, %arg3, %arg4, %arg5)
 // FULL-NEXT: ^bb0(%{{.*}}: tensor<6x5xf32>, %{{.*}}: tensor<5x4xf32>, %[[A:[a-z0-9]+]]: tensor<6x6xf32, #{{.*}}>,
 // FULL: %[[ROOT:.*]] = "sam.root"
-// FULL: "sam.scan"(%[[ROOT]], %[[A]]) {level = 0 : i64}
+// FULL: %[[ROWS:.*]]:2 = "sam.scan"(%[[ROOT]]) {level = 0 : i64, size = 6 : i64}
+// FULL-NEXT: %[[AROW:.*]]:2 = "sam.locate"(%[[ROWS]]#0, %[[ROOT]], %[[A]]) {level = 0 : i64}
 // FULL: %[[PERROW:.*]] = "sam.repeat"(%[[ROOT]], %{{.*}})
-// FULL: "sam.scan"(%[[PERROW]], %[[A]]) {level = 0 : i64}
+// FULL: %[[ACOL:.*]]:2 = "sam.scan"(%[[AROW]]#0, %[[A]]) {level = 1 : i64}
+// FULL-NEXT: "sam.locate"(%[[ACOL]]#0, %[[PERROW]], %[[A]]) {level = 0 : i64}
 // FULL-COUNT-2: "sam.spacc"
 // FULL: "sam.alu"(%{{.*}}) {op = "relu"}
 // FULL-COUNT-2: "sam.spacc"

@@ -1,7 +1,8 @@
 // RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-lower-to-sam)' | filecheck %s
 
 // Tests that CSR SpMV lowers to the SAM graph of the worked example: scan i, repeat the
-// vector per row, intersect j, multiply, reduce, write.
+// vector per row, scan A's row and locate its coordinates in the dense vector (no scan of the
+// vector, no intersection), multiply, reduce, write.
 #CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
 #mv_a = affine_map<(d0, d1) -> (d0, d1)>
 #mv_x = affine_map<(d0, d1) -> (d1)>
@@ -27,10 +28,9 @@ func.func @spmv(%A: tensor<3x4xf32, #CSR>, %x: tensor<4xf32>) -> tensor<3xf32> {
 // CHECK-NEXT: %[[SIG:.*]] = "sam.repsiggen"(%[[I]]#0)
 // CHECK-NEXT: %[[XREF:.*]] = "sam.repeat"(%[[ROOT]], %[[SIG]])
 // CHECK-NEXT: %[[AJ:.*]]:2 = "sam.scan"(%[[I]]#1, %[[A]]) {level = 1 : i64}
-// CHECK-NEXT: %[[XJ:.*]]:2 = "sam.scan"(%[[XREF]], %[[X]]) {level = 0 : i64}
-// CHECK-NEXT: %[[J:.*]]:3 = "sam.intersect"(%[[AJ]]#0, %[[XJ]]#0, %[[AJ]]#1, %[[XJ]]#1)
-// CHECK-NEXT: %[[AV:.*]] = "sam.array"(%[[J]]#1, %[[A]])
-// CHECK-NEXT: %[[XV:.*]] = "sam.array"(%[[J]]#2, %[[X]])
+// CHECK-NEXT: %[[XJ:.*]]:2 = "sam.locate"(%[[AJ]]#0, %[[XREF]], %[[X]]) {level = 0 : i64}
+// CHECK-NEXT: %[[AV:.*]] = "sam.array"(%[[AJ]]#1, %[[A]])
+// CHECK-NEXT: %[[XV:.*]] = "sam.array"(%[[XJ]]#0, %[[X]])
 // CHECK-NEXT: %[[MUL:.*]] = "sam.alu"(%[[AV]], %[[XV]]) {op = "mul"}
 // CHECK-NEXT: %[[SUM:.*]] = "sam.reduce"(%[[MUL]]) {kind = "sum"}
 // CHECK-NEXT: "sam.level_write"(%[[I]]#0) {level = 0 : i64, result = 0 : i64}
@@ -41,7 +41,8 @@ func.func @spmv(%A: tensor<3x4xf32, #CSR>, %x: tensor<4xf32>) -> tensor<3xf32> {
 
 // -----
 
-// Tests that element-wise addition of two CSR matrices unions their column fibers.
+// Tests that element-wise addition of two CSR matrices scans A's dense rows, locates B's
+// (a dense level holds every row: no join) and unions their column fibers.
 #CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @add
@@ -55,7 +56,8 @@ func.func @add(%A: tensor<4x5xf32, #CSR>, %B: tensor<4x5xf32, #CSR>) -> tensor<4
   } -> tensor<4x5xf32>
   return %r : tensor<4x5xf32>
 }
-// CHECK: "sam.union"
+// CHECK: %[[ROWS:.*]]:2 = "sam.scan"(%{{.*}}, %[[A:.*]]) {level = 0 : i64}
+// CHECK-NEXT: "sam.locate"(%[[ROWS]]#0, %{{.*}}, %[[B:.*]]) {level = 0 : i64}
 // CHECK: "sam.union"
 // CHECK-SAME: ref_groups = array<i64: 1, 1>
 // CHECK-NOT: "sam.intersect"

@@ -27,8 +27,9 @@ func.func @spgemm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32, #CSR>) -> tenso
 // -----
 
 // Tests that SpMM (CSR x dense) takes both orders. With d0,d1,d2 the dense B is transposed on the
-// host (a linalg.transpose placed before the graph) and read as B^T[d1,d2]: its rows are
-// intersected with A's row and each dot product is a plain reduction, no sparse accumulator.
+// host (a linalg.transpose placed before the graph) and read as B^T[d1,d2]: the coordinates of
+// A's row locate the entries of each dense row of B^T (no scan of it, no intersection) and each
+// dot product is a plain reduction, no sparse accumulator.
 #CSR = #sparse_tensor.encoding<{map = (d0, d1) -> (d0 : dense, d1 : compressed)}>
 // ROW-LABEL: func.func @spmm
 // ROW-NOT: linalg.transpose
@@ -40,8 +41,8 @@ func.func @spgemm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32, #CSR>) -> tenso
 // INNER: "sam.graph"(%arg0, %[[BT]])
 // INNER-NEXT: ^bb0({{.*}}, %[[BTA:[a-z0-9]+]]: tensor<3x5xf32>):
 // INNER: %[[ACOL:.*]]:2 = "sam.scan"(%{{.*}}, %{{.*}}) {level = 1 : i64} : (!sam.ref, tensor<4x5xf32, #{{.*}}>)
-// INNER: %[[BTCOL:.*]]:2 = "sam.scan"(%{{.*}}, %[[BTA]]) {level = 1 : i64}
-// INNER: "sam.intersect"(%[[ACOL]]#0, %[[BTCOL]]#0,
+// INNER-NEXT: "sam.locate"(%[[ACOL]]#0, %{{.*}}, %[[BTA]]) {level = 1 : i64}
+// INNER-NOT: "sam.intersect"
 // INNER-NOT: "sam.spacc"
 // INNER: "sam.reduce"(%{{.*}}) {kind = "sum"}
 // INNER: fuseflow.einsum = "out0[d0,d1] = sum_{d2}(mul(T0[d0,d2], T1[d1,d2]))", fuseflow.order = ["d0", "d1", "d2"]

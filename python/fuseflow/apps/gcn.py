@@ -1,9 +1,11 @@
 """Two-layer graph convolutional network (Kipf & Welling), hidden width 16.
 
-``H1 = ReLU(A·(X·W1) + b1)``, ``Z = A·(H1·W2) + b2``, output ``softmax(Z, dim=1)``, with ``A``
-the GCN-normalized adjacency ``D^-1/2 (A + I) D^-1/2``. With ``aggregate_first=True`` each layer
-computes ``(A·H)·W`` instead, the order of the published model; both are legal and the order is
-itself a design choice. Weights are 50% sparse (a seeded random half of the entries zeroed).
+``H1 = ReLU((A·X)·W1 + b1)``, ``Z = (A·H1)·W2 + b2``, output ``softmax(Z, dim=1)``, with ``A``
+the GCN-normalized adjacency ``D^-1/2 (A + I) D^-1/2``: each layer aggregates first, the order
+of the published model (and of its fusion results). ``aggregate_first=False`` computes
+``A·(H·W)`` instead; both are legal and the order is itself a design choice: fused per layer,
+``A·(H·W)`` re-evaluates ``H·W`` for every edge while ``(A·H)·W`` recomputes nothing. Weights
+are 50% sparse (a seeded random half of the entries zeroed).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ WEIGHT_SPARSITY = 0.5
 class GraphConvolution(nn.Module):
     """``A·(H·W) + b`` (or ``(A·H)·W + b`` when ``aggregate_first``)."""
 
-    def __init__(self, in_features: int, out_features: int, aggregate_first: bool = False):
+    def __init__(self, in_features: int, out_features: int, aggregate_first: bool = True):
         super().__init__()
         self.aggregate_first = aggregate_first
         self.weight = nn.Parameter(torch.empty(in_features, out_features))
@@ -52,7 +54,7 @@ class GCN(nn.Module):
     """Two GCN layers with ReLU between and a row softmax on the output."""
 
     def __init__(self, in_features: int, num_classes: int, hidden: int = HIDDEN,
-                 aggregate_first: bool = False):
+                 aggregate_first: bool = True):
         super().__init__()
         self.layer1 = GraphConvolution(in_features, hidden, aggregate_first)
         self.layer2 = GraphConvolution(hidden, num_classes, aggregate_first)
@@ -101,7 +103,7 @@ def plan(model: GCN) -> FusionPlan:
 APPLICATION = Application(
     name="gcn",
     title="2-layer GCN",
-    equations="H1 = ReLU(A·(X·W1) + b1); Z = A·(H1·W2) + b2; Y = softmax_rows(Z)",
+    equations="H1 = ReLU((A·X)·W1 + b1); Z = (A·H1)·W2 + b2; Y = softmax_rows(Z)",
     inputs=("adjacency", "features"),
     sparse_inputs=("adjacency", "features"),
     sparsifiable_inputs=(),
