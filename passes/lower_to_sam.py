@@ -34,6 +34,7 @@ from fuseflow import mlir
 from fuseflow.dialects.builders import TERMINATOR, create_container
 from fuseflow.passes.base import Pass, PassFailure, emit_error
 from fuseflow.passes.ir_utils import build_transpose, funcs, is_trivial_producer, op_of
+from fuseflow.passes.lowering.blocking import Blocking, split_blocked
 from fuseflow.passes.lowering.builder import GraphBuilder
 from fuseflow.passes.lowering.einsum import LoweringError, extract_kernel
 from fuseflow.passes.lowering.lower import KernelLowering
@@ -69,50 +70,108 @@ def _first_compute_location(kernel):
     return compute[-1].location if compute else kernel.location
 
 
-def _bind_dense_permutations(expr, order, kernel):
-    """Dense uses visited out of storage order read a host-side ``linalg.transpose`` of their
-    input instead. Returns the expression over the graph's operands, the operands (kernel
-    inputs that are still read, then the transposes) and the transpose ops created."""
-    inputs = list(kernel.operands)
-    ranks = [mlir.RankedTensorType(v.type).rank for v in inputs]
-    transposed: dict[tuple[int, tuple[int, ...]], int] = {}
+def _bind_host_views(expr, inputs, kernel, plans):
+    """Re-binds uses to values that host-side ops compute before ``kernel``.
+
+    ``plans`` maps a use's uid to ``(key, build, use)``: ``build(source)`` creates the op that
+    reads the use's input and returns it (uses with equal keys share one op), ``use`` is the
+    re-bound use (its ``operand`` still names the source). Returns the expression over the
+    graph's operands, the operands (the inputs that are still read, then the new values) and
+    the ops created."""
+    inputs = list(inputs)
+    made: dict = {}
     created, replacement = [], {}
-    pos = {v: i for i, v in enumerate(order)}
-    for uid, perm in dense_permutations(expr, order, ranks).items():
-        use = expr.uses[uid]
-        key = (use.operand, perm)
-        if key not in transposed:
-            source = inputs[use.operand]
-            shape = mlir.RankedTensorType(source.type).shape
+    for uid, (key, build, use) in plans.items():
+        if key not in made:
             with mlir.InsertionPoint(kernel), kernel.location:
-                result_type = mlir.RankedTensorType.get(
-                    [shape[d] for d in perm], mlir.RankedTensorType(source.type).element_type)
-                created.append(build_transpose(source, result_type, list(perm)))
+                created.append(build(inputs[use.operand]))
             inputs.append(created[-1].results[0])
-            transposed[key] = len(inputs) - 1
-        replacement[uid] = replace(use, operand=transposed[key],
-                                   vars=tuple(sorted(use.vars, key=pos.__getitem__)))
+            made[key] = len(inputs) - 1
+        replacement[uid] = replace(use, operand=made[key])
     if not replacement:
         return expr, inputs, created
+    sources = {expr.uses[uid].operand for uid in replacement}
     expr = expr.with_uses(replacement)
-    # A kernel input now read only through its transposes is no graph operand.
-    dropped = {o for o, _ in transposed} - {u.operand for u in expr.uses}
+    # An input now read only through host ops is no graph operand.
+    dropped = sources - {u.operand for u in expr.uses}
     index = {old: new for new, old in enumerate(i for i in range(len(inputs)) if i not in dropped)}
     expr = expr.with_uses({u.uid: replace(u, operand=index[u.operand]) for u in expr.uses})
     return expr, [v for i, v in enumerate(inputs) if i not in dropped], created
+
+
+def _erase_host_ops(ops) -> None:
+    """Erases host ops made for a failed attempt, last first, with their ``tensor.empty`` inits."""
+    for op in reversed(ops):
+        inits = [op_of(v.owner) for v in op.operands
+                 if not isinstance(v.owner, mlir.Block) and op_of(v.owner).name == "tensor.empty"]
+        op.erase()
+        for init in inits:
+            init.erase()
+
+
+def _transpose(source, perm):
+    shape = mlir.RankedTensorType(source.type).shape
+    result_type = mlir.RankedTensorType.get(
+        [shape[d] for d in perm], mlir.RankedTensorType(source.type).element_type)
+    return build_transpose(source, result_type, list(perm))
+
+
+def _bind_dense_permutations(expr, order, inputs, kernel):
+    """Dense uses visited out of storage order read a host-side ``linalg.transpose`` of their
+    input instead (see :func:`_bind_host_views` for the results)."""
+    ranks = [mlir.RankedTensorType(v.type).rank for v in inputs]
+    pos = {v: i for i, v in enumerate(order)}
+    plans = {}
+    for uid, perm in dense_permutations(expr, order, ranks).items():
+        use = expr.uses[uid]
+        plans[uid] = ((use.operand, perm), lambda source, perm=perm: _transpose(source, perm),
+                      replace(use, vars=tuple(sorted(use.vars, key=pos.__getitem__))))
+    return _bind_host_views(expr, inputs, kernel, plans)
+
+
+def _bind_blocked_views(expr, blocking: Blocking, kernel):
+    """Uses that read a dense level over a split (blocked) dimension read a host-side
+    ``tensor.expand_shape`` of their input (see :mod:`fuseflow.passes.lowering.blocking`)."""
+    plans = {uid: (view.key, lambda source, view=view: _expand(source, view), expr.uses[uid])
+             for uid, view in blocking.views.items()}
+    return _bind_host_views(expr, list(kernel.operands), kernel, plans)
+
+
+def _expand(source, view):
+    shape = list(mlir.RankedTensorType(view.result_type).shape)
+    return op_of(mlir.tensor.ExpandShapeOp(view.result_type, source,
+                                           [list(g) for g in view.reassociation], [], shape))
+
+
+def _kernel_results(kernel, graph, blocking: Blocking) -> list:
+    """The values that replace ``kernel``'s results: the graph's, with results written over
+    split dimensions transposed and collapsed back to the kernel's types on the host."""
+    values = list(graph.results)
+    for index, view in blocking.results.items():
+        with mlir.InsertionPoint(kernel), kernel.location:
+            value = values[index]
+            if view.permutation is not None:
+                value = build_transpose(value, view.expanded_type,
+                                        list(view.permutation)).results[0]
+            values[index] = mlir.tensor.CollapseShapeOp(
+                kernel.results[index].type, value, [list(g) for g in view.reassociation]).result
+    return values
 
 
 ORDER_ATTEMPTS = 64
 """Default orders tried, best first, before a kernel is reported as not lowerable."""
 
 
-def _lower_with(kernel, expr, order, loc):
+def _lower_with(kernel, expr, order, loc, blocking: Blocking):
     """The ``sam.graph`` of ``kernel`` in ``order``, placed before it (nothing is left behind
     when the lowering fails)."""
-    expr, inputs, transposes = _bind_dense_permutations(expr, order, kernel)
+    expr, inputs, views = _bind_blocked_views(expr, blocking, kernel)
+    expr, inputs, transposes = _bind_dense_permutations(expr, order, inputs, kernel)
+    result_types = [blocking.results[i].graph_type if i in blocking.results else r.type
+                    for i, r in enumerate(kernel.results)]
     with mlir.InsertionPoint(kernel):
         graph, gblock = create_container(
-            "sam.graph", inputs, [r.type for r in kernel.results],
+            "sam.graph", inputs, result_types,
             {"name": kernel.attributes["name"] if "name" in kernel.attributes else mlir.StringAttr.get("graph"),
              "fuseflow.einsum": mlir.StringAttr.get(str(expr)),
              "fuseflow.order": mlir.ir.ArrayAttr.get([mlir.StringAttr.get(v) for v in order])},
@@ -124,10 +183,7 @@ def _lower_with(kernel, expr, order, loc):
             mlir.Operation.create(TERMINATOR, operands=[], loc=kernel.location)
     except LoweringError:
         graph.erase()
-        for transpose in transposes:              # the host transposes made for this order
-            init = op_of(list(transpose.operands)[1].owner)
-            transpose.erase()
-            init.erase()
+        _erase_host_ops(views + transposes)       # the host views made for this order
         raise
     return graph
 
@@ -139,18 +195,20 @@ def lower_kernel(kernel, order_option: tuple[str, ...] = ()):
     arg_index = {arg: i for i, arg in enumerate(body.arguments)}
     expr = extract_kernel(list(terminator.operands), arg_index, kernel.location)
     loc = _first_compute_location(kernel)
+    blocking = split_blocked(expr, [v.type for v in kernel.operands], loc, tuple(order_option))
+    expr = blocking.expr
     if order_option:
         order = tuple(order_option)
         why = violation(expr, order)
         if why:
             legal = "; ".join(",".join(o) for o in itertools.islice(legal_orders(expr), 50))
             raise LoweringError(loc, f"{why}; legal orders: {legal}")
-        graph = _lower_with(kernel, expr, order, loc)
+        graph = _lower_with(kernel, expr, order, loc, blocking)
     else:
         graph, first_error = None, None
         for order in itertools.islice(ranked_orders(expr), ORDER_ATTEMPTS):
             try:
-                graph = _lower_with(kernel, expr, order, loc)
+                graph = _lower_with(kernel, expr, order, loc, blocking)
                 break
             except LoweringError as err:       # this order is not lowerable: try the next
                 first_error = first_error or err
@@ -159,7 +217,7 @@ def lower_kernel(kernel, order_option: tuple[str, ...] = ()):
                 raise first_error
             raise LoweringError(loc, "no dataflow order visits every tensor's levels in storage "
                                      f"order for {expr}")
-    for old, new in zip(kernel.results, graph.results):
+    for old, new in zip(kernel.results, _kernel_results(kernel, graph, blocking)):
         old.replace_all_uses_with(new)
     kernel.erase()
     return graph

@@ -11,8 +11,10 @@ fresh variables bound by the :class:`Reduce` node. A producer used twice is inli
 instances have in common.
 
 Variables are named ``d<k>``: the root op's loops keep their linalg names ``d0..dn``; bound
-variables of inlined producers continue the numbering in the order they are met. Anything the
-lowering cannot express is a :class:`LoweringError` located at the op that caused it.
+variables of inlined producers continue the numbering in the order they are met. A blocked
+(BSR) level names its dimension's variable and records its block map (:attr:`Use.blocks`);
+:mod:`.blocking` then splits such variables. Anything the lowering cannot express is a
+:class:`LoweringError` located at the op that caused it.
 """
 
 from __future__ import annotations
@@ -42,8 +44,16 @@ class Use:
     levels: tuple[int, ...]         # storage levels that are scanned, outermost first
     vars: tuple[str, ...]           # index variable of each scanned level
     dense: bool = False             # a row-major dense tensor: readable in any level order
+    blocks: tuple[tuple[str, int], ...] = ()
+    """(kind, block) of each scanned level when some level is blocked: ``div`` scans the block
+    index ``var // block``, ``mod`` the offset ``var % block``; :mod:`.blocking` splits the
+    variables and leaves no blocked use behind."""
 
     def __str__(self):
+        if self.blocks:
+            signs = {"id": "", "div": "/", "mod": "%"}
+            return "T{}[{}]".format(self.operand, ",".join(
+                f"{v}{signs[k]}{b if k != 'id' else ''}" for v, (k, b) in zip(self.vars, self.blocks)))
         return f"T{self.operand}[{','.join(self.vars)}]"
 
 
@@ -306,11 +316,8 @@ class _Extractor:
             shape, levels = storage_levels(value.type)
         except UnsupportedTypeError as err:
             raise LoweringError(loc, str(err)) from None
-        scanned, names = [], []
+        scanned, names, blocks = [], [], []
         for index, level in enumerate(levels):
-            if level.kind != "id":
-                raise LoweringError(loc, f"blocked level '{level.kind} {level.block}' of "
-                                         f"'{value.type}' is not supported by the scalar lowering")
             var = dim_vars[level.dim]
             if var is None:
                 if shape[level.dim] == 1 and level.format == "dense":
@@ -319,11 +326,14 @@ class _Extractor:
                                          f"of '{value.type}' is not supported")
             scanned.append(index)
             names.append(var)
-        if len(set(names)) != len(names):
+            blocks.append((level.kind, level.block))
+        if len(set(zip(names, blocks))) != len(names):
             raise LoweringError(loc, f"diagonal access {names} of '{value.type}' is not supported")
-        dense = all(lv.format == "dense" for lv in levels) and \
+        dense = all(lv.format == "dense" and lv.kind == "id" for lv in levels) and \
             [lv.dim for lv in levels] == list(range(len(levels)))
-        use = Use(len(self.uses), self.arg_index[value], tuple(scanned), tuple(names), dense)
+        blocked = tuple(blocks) if any(kind != "id" for kind, _ in blocks) else ()
+        use = Use(len(self.uses), self.arg_index[value], tuple(scanned), tuple(names), dense,
+                  blocked)
         self.uses.append(use)
         return use
 
@@ -511,10 +521,7 @@ def _output_vars(result_type, dims, loc) -> tuple[str, ...]:
     except UnsupportedTypeError as err:
         raise LoweringError(loc, f"result: {err}") from None
     names = []
-    for level in levels:
-        if level.kind != "id":
-            raise LoweringError(loc, f"result: blocked level '{level.kind} {level.block}' of "
-                                     f"'{result_type}' is not supported by the scalar lowering")
+    for level in levels:            # a blocked level names its dimension's variable (see Use)
         var = dims[level.dim]
         if var is None:
             raise LoweringError(loc, "results with broadcast levels are not supported")

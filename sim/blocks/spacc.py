@@ -7,7 +7,10 @@ accumulate (float32, arrival order) into a map keyed by ``(c_0, ..., c_{n-1})`` 
 stream shows ``S_k`` with ``k >= n`` (the reduced variable's fiber closes); then the map is
 flushed in sorted key order as a nested fibertree whose last fiber at output level ``j`` closes
 with ``S(k-n+j)`` (the value stream with ``S(k-1)``); an empty flush emits just those stops.
-Stops with ``k < n`` emit nothing. Entries whose key holds ``N`` are dropped.
+Stops with ``k < n`` emit nothing. Entries whose key holds ``N`` are dropped. A value 0.0
+paired with an inner *stop* is dropped (one step): it is a reducer's result for a fiber that
+does not exist (a scanner turns a bare stop into a stop one level higher, which the reducer
+below cannot tell from an empty fiber; e.g. a row sum of a BSR matrix with an empty block row).
 
 Cost: one step per (inner crd, value) pair, stops included, and one for ``D``; the whole
 flush is stamped like any token of the flushing step (draining costs nothing).
@@ -58,6 +61,10 @@ def spacc(ctx):
     entered = [True] + [False] * (n - 1)  # level m's fiber has its parent coordinate c_{m-1}
     while True:
         v = yield from ctx.recv(n)
+        ic = yield from ctx.peek(n - 1)
+        if is_stop(ic) and is_data(v) and v == 0.0:
+            ctx.step()                 # a reducer's 0.0 for a fiber that does not exist
+            continue
         ic = yield from ctx.recv(n - 1)
         if (v is DONE) != (ic is DONE) or is_stop(v) != is_stop(ic) or (is_stop(v) and v != ic):
             ctx.error(f"value {v!r} does not match inner coordinate {ic!r}")

@@ -13,20 +13,3 @@ func.func @unsupported_body(%A: tensor<4xf32>, %B: tensor<4xf32>) -> tensor<4xf3
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
-
-// -----
-
-// Tests that a blocked (BSR) operand is rejected with the level it cannot scan.
-#BSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 floordiv 2 : dense, d1 floordiv 2 : compressed, d0 mod 2 : dense, d1 mod 2 : dense) }>
-#id = affine_map<(d0, d1) -> (d0, d1)>
-func.func @bsr(%A: tensor<4x4xf32, #BSR>) -> tensor<4x4xf32> {
-  %e = tensor.empty() : tensor<4x4xf32>
-  // expected-error @below {{blocked level 'div 2'}}
-  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%A : tensor<4x4xf32, #BSR>) outs(%e : tensor<4x4xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %s = arith.negf %a : f32
-    linalg.yield %s : f32
-  } -> tensor<4x4xf32>
-  return %r : tensor<4x4xf32>
-}
