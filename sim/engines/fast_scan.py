@@ -194,78 +194,75 @@ def repeat(ctx, ins):
 
     The input splits into units: a data (or ``N``) token with the stop it may absorb, or a bare
     stop; ``D`` ends it. The j-th ``S`` signal consumes the j-th unit; ``R`` re-emits the
-    current unit's token.
+    current unit's token. The output is laid out per unit: its token once per signal, the
+    ``S`` step's token overwritten by the closing stop.
     """
     src, sig = ins
     if not (ends_with_done(src) and ends_with_done(sig)) or np.any(src.code == REPEAT_CODE):
         return None
     owner, absorbed = unit_heads(src.code)
-    heads = np.flatnonzero(~absorbed).astype(index_dtype(len(src)))  # one per unit, D last
+    heads = np.flatnonzero(~absorbed)  # one per unit, D last
     scode = sig.code
-    is_s = scode == 0
-    if np.any((scode > 0) | (scode == DATA) | (scode == EMPTY_CODE)):
-        return None
-    sidx = np.flatnonzero(is_s)
-    if len(sidx) != len(heads) - 1:
-        return None
-    head = np.repeat(heads, np.diff(sidx, prepend=-1, append=len(scode) - 1))  # the unit each signal acts on
-    out_code = src.code[head]  # R re-emits its unit's token; S and D are overwritten below
-    out_data = src.data[head]
-    held = out_code[scode == REPEAT_CODE]
-    if np.any((held != DATA) & (held != EMPTY_CODE)):
-        return None
+    sidx = np.flatnonzero(scode == 0)
+    if len(sidx) != len(heads) - 1 or np.count_nonzero(scode == REPEAT_CODE) + len(sidx) + 1 != len(scode):
+        return None  # signals other than R, S0 and a final D; or not one S per unit
+    lengths = np.diff(sidx, prepend=-1, append=len(scode) - 1)  # signals per unit: its R's, then S (or D)
+    if lengths[-1] != 1 or np.any((lengths[:-1] > 1) & ~owner[heads[:-1]]):
+        return None  # R while the input holds a stop or D
+    hcode = src.code[heads]
+    out_code = np.repeat(hcode, lengths)
+    out_data = np.repeat(src.data[heads], lengths)
     # S: a bare stop S_k gives S(k+1); a data unit gives S(k+1) if it absorbed S_k, else S0
-    h = head[sidx]
-    bare = src.code[h] >= 0
-    nxt = np.minimum(h + 1, len(src) - 1)
-    absorbs = ~bare & absorbed[nxt]
-    out_code[sidx] = np.where(bare, src.code[h] + 1, np.where(absorbs, src.code[nxt] + 1, 0))
+    h = heads[:-1]
+    out_code[sidx] = np.where(hcode[:-1] >= 0, hcode[:-1] + 1, np.where(absorbed[h + 1], src.code[h + 1] + 1, 0))
     out_data[sidx] = 0
-    out_code[-1] = DONE_CODE
     # every step peeks its unit's head; S after a data head also peeks the next input token
-    stamps = unit_stamps(ctx, sig, src, heads, sidx, owner[heads[:-1]], head)
-    return finish(ctx, ins, [Stream(out_code, out_data, stamps)], None, ctx.ii, stamps=stamps)
+    stamps, shift = unit_stamps(ctx, sig, src, heads.astype(index_dtype(len(src))), sidx, owner[h])
+    return finish(ctx, ins, [Stream(out_code, out_data, stamps, shift=shift)], None, ctx.ii, stamps=stamps,
+                  shift=shift)
 
 
-def unit_stamps(ctx, lead: Stream, src: Stream, heads: np.ndarray, sidx: np.ndarray, closes: np.ndarray,
-                head: np.ndarray | None = None) -> np.ndarray:
-    """Step stamps of a block that takes one step per token of ``lead`` and walks ``src`` unit
-    by unit (repeater: signals and input; locate: coordinates and parent references).
+def unit_stamps(ctx, lead: Stream, src: Stream, heads: np.ndarray, sidx: np.ndarray,
+                closes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Step stamps, ``(array, shift)``, of a block that takes one step per token of ``lead`` and
+    walks ``src`` unit by unit (repeater: signals and input; locate: coordinates and parent
+    references).
 
     Unit u is ``src[heads[u]]`` plus, where ``closes[u]``, the next token; lead tokens
     ``sidx[u-1]+1 .. sidx[u]`` act on it (the last unit, ``D``, on the rest). Every step peeks
-    its unit's head (``head``: ``heads`` per step, overwritten; computed if not given); step
-    ``sidx[u]`` also reaches the next token where ``closes[u]``.
+    its unit's head; step ``sidx[u]`` also reaches the next token where ``closes[u]``.
     """
     if lead.monotone and lead.gap >= ctx.ii:
         return _run_stamps(ctx, lead, src.runmax(), heads, sidx, closes)
-    if head is None:
-        head = np.repeat(heads, np.diff(sidx, prepend=-1, append=len(lead) - 1))
-    seen = head
+    seen = np.repeat(heads, np.diff(sidx, prepend=-1, append=len(lead) - 1))
     seen[sidx] += closes
-    return step_stamps(ctx, arrival_max([lead], out=src.runmax()[seen]), owned=True)
+    return step_stamps(ctx, arrival_max([lead], out=src.runmax()[seen]), owned=True), 0
 
 
 def _run_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: np.ndarray,
-                closes: np.ndarray) -> np.ndarray:
+                closes: np.ndarray) -> tuple[np.ndarray, int]:
     """:func:`unit_stamps` when the lead stream's stamps are at least ``ii`` apart.
 
     Then ``c_t = max(s_t, ii·t + max(0, max_(j<=t) (h_j - ii·j)))`` with ``s`` the lead
     stamps and ``h`` what each step peeks of the input, which is constant over runs of steps:
     a unit's first steps (its head), then its last (its head, or the token after it) or the
-    final ``D``. The maximum is taken over runs, not steps.
+    final ``D``. The maximum is taken over runs, not steps. Since ``s_t - ii·t`` never
+    decreases, the lead stamps win over a whole run if they win at its first step: when they
+    win everywhere, the block shares the lead's stamp array.
     """
     ii = ctx.ii
     check_stamps(max(int(runmax[-1]), int(sig.base[-1]) + sig.shift) + ii * len(sig) + ctx.latency)
     ends = np.append(sidx, len(sig) - 1)  # each unit's last step
     starts = np.concatenate([[0], sidx + 1])  # each unit's first step
-    peeked = heads.copy()
+    peeked = heads.astype(np.int64)
     peeked[:-1] += closes
-    best = np.empty(2 * len(heads), dtype=np.int64)
-    best[0::2] = runmax[heads] - ii * starts
-    best[1::2] = runmax[peeked] - ii * ends
+    first = np.empty(2 * len(heads), dtype=np.int64)  # each run's first step
+    first[0::2], first[1::2] = starts, ends
+    best = runmax[np.stack([heads, peeked], axis=1).ravel()] - ii * first
     np.maximum(best, 0, out=best)
     np.maximum.accumulate(best, out=best)
+    if np.all(best <= sig.base[first] + (sig.shift - ii * first)):
+        return sig.base, sig.shift + ctx.latency
     lengths = np.empty(2 * len(heads), dtype=np.int64)
     lengths[0::2] = ends - starts
     lengths[1::2] = 1
@@ -273,7 +270,7 @@ def _run_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: n
     add_ramp(clocks, ii)
     clocks = arrival_max([sig], out=clocks)
     clocks += ctx.latency
-    return clocks
+    return clocks, 0
 
 
 def _located_size(ctx) -> int | None:
@@ -329,6 +326,6 @@ def locate(ctx, ins):
     dtype = index_dtype(int(parents.max()) * size + size, int(parents.min()) * size)
     out_data = np.repeat(parents.astype(dtype) * dtype(size), lengths)
     np.add(out_data, crd.data, out=out_data, where=data, casting="unsafe")
-    stamps = unit_stamps(ctx, crd, ref, heads.astype(index_dtype(len(rc))), sidx, closes)
-    return finish(ctx, ins, [Stream(out_code, out_data, stamps), Stream(cc, crd.data, stamps)], None, ctx.ii,
-                  stamps=stamps)
+    stamps, shift = unit_stamps(ctx, crd, ref, heads.astype(index_dtype(len(rc))), sidx, closes)
+    return finish(ctx, ins, [Stream(out_code, out_data, stamps, shift=shift), Stream(cc, crd.data, stamps, shift=shift)],
+                  None, ctx.ii, stamps=stamps, shift=shift)

@@ -13,11 +13,15 @@ import numpy as np
 from fuseflow.sim.blocks.spacc import flush_tokens
 from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, TIME_DTYPE, Stream, ends_with_done, finish, from_tokens, index_dtype,
-    arrival_max, joint_gap, step_stamps,
+    CODE_DTYPE, DATA, DONE_CODE, REPEAT_CODE, TIME_DTYPE, Stream, arrival_max, ends_with_done, finish, follow_stamps,
+    from_tokens, index_dtype, step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.tokens import DONE
+
+
+CHUNK = 1 << 20
+"""Tokens per slice when keying an order-1 accumulator's pairs (small temporaries, reused)."""
 
 
 def _paired(crd: Stream, val: Stream) -> bool:
@@ -25,11 +29,29 @@ def _paired(crd: Stream, val: Stream) -> bool:
     if not (ends_with_done(crd) and ends_with_done(val)) or len(crd) != len(val) or crd.data.dtype.kind != "i":
         return False
     cc, vc = crd.code, val.code
+    if cc.min() <= REPEAT_CODE or vc.min() <= REPEAT_CODE:
+        return False  # R tokens (every other code is a stop, data, N or D)
+    if cc is vc or np.array_equal(cc, vc):
+        return True
     ctrl_c = (cc >= 0) | (cc == DONE_CODE)
     ctrl_v = (vc >= 0) | (vc == DONE_CODE)
-    return np.array_equal(np.where(ctrl_c, cc, DATA), np.where(ctrl_v, vc, DATA)) and not (
-        np.any((cc < 0) & ~ctrl_c & (cc != DATA) & (cc != EMPTY_CODE)) or
-        np.any((vc < 0) & ~ctrl_v & (vc != DATA) & (vc != EMPTY_CODE)))
+    return np.array_equal(np.where(ctrl_c, cc, DATA), np.where(ctrl_v, vc, DATA))
+
+
+def _pair_keys(crd: Stream, val: Stream, fidx: np.ndarray, skip: np.ndarray, width: int):
+    """Per slice of the streams, ``(keys, values)`` of every token: ``flush * width + coordinate``
+    with ``flush`` the number of flushing stops (``fidx``) before it; tokens at ``skip`` (no
+    pair: stops, ``N``, ``D``) get ``(flushes + 1) * width``, a slot past every key."""
+    trash = (len(fidx) + 1) * width
+    dtype = index_dtype(trash)
+    for lo in range(0, len(crd), CHUNK):
+        hi = min(lo + CHUNK, len(crd))
+        a, b = np.searchsorted(fidx, [lo, hi])
+        cuts = fidx[a:b] - lo  # flushes in the slice: a run of one flush count ends at each
+        key = np.repeat(np.arange(a, b + 1, dtype=dtype) * dtype(width), np.diff(cuts, prepend=-1, append=hi - lo - 1))
+        np.add(key, crd.data[lo:hi], out=key, casting="unsafe")
+        key[skip[np.searchsorted(skip, lo):np.searchsorted(skip, hi)] - lo] = trash
+        yield key, val.data[lo:hi]
 
 
 def spacc(ctx, ins):
@@ -40,30 +62,32 @@ def spacc(ctx, ins):
     if order > 1:
         return _spacc_outer(ctx, ins, order)
     crd, val = ins
-    cc, vc = crd.code, val.code
-    stamps = step_stamps(ctx, arrival_max([crd, val]), joint_gap([crd, val]), owned=True)
+    cc = crd.code
+    stamps, shift = follow_stamps(ctx, crd, val)
     fidx = np.flatnonzero(cc >= 1)  # flushes
     nflush = len(fidx)
-    entry = (cc == DATA) & (vc == DATA)  # a mask: indices would take 8 bytes per token
-    ecrd = crd.data[entry]
-    nentries = len(ecrd)
-    width = int(ecrd.max()) + 1 if nentries else 1
-    if (nentries and ecrd.min() < 0) or (nflush + 1) * width >= 2 ** 62:
+    entry = (cc == DATA) & (val.code == DATA)  # the pairs that accumulate
+    nentries = int(np.count_nonzero(entry))
+    width = int(crd.data.max(where=entry, initial=0)) + 1
+    if crd.data.min(where=entry, initial=0) < 0 or (nflush + 2) * width >= 2 ** 62:
         return None
-    # key = (the flush a pair belongs to) * width + crd
-    kdt = index_dtype((nflush + 1) * width)
-    key = np.repeat(np.arange(nflush + 1, dtype=kdt) * width, np.diff(fidx, prepend=-1, append=len(cc) - 1))[entry]
-    key += ecrd
-    del ecrd
-    if (nflush + 1) * width <= max(4 * nentries, 1 << 20):  # a dense table, already in key order
-        sums = fold_by_key(val.data[entry], key, (nflush + 1) * width, np.add, 0.0)
-        present = np.zeros(len(sums), dtype=bool)
-        present[key] = True
-        keys = np.flatnonzero(present)
+    skip = np.flatnonzero(~entry)
+    del entry
+    # key = (the flush a pair belongs to) * width + crd, folded in arrival order
+    nkeys = (nflush + 1) * width
+    if nkeys <= max(4 * nentries, 1 << 20):  # a dense table, already in key order
+        sums = np.zeros(nkeys + 1, dtype=np.float32)
+        present = np.zeros(nkeys + 1, dtype=bool)
+        for key, vals in _pair_keys(crd, val, fidx, skip, width):
+            fold_by_key(vals, key, nkeys + 1, np.add, 0.0, acc=sums)
+            present[key] = True
+        keys = np.flatnonzero(present[:-1])
         sums = sums[keys]
     else:
-        keys, inverse = np.unique(key, return_inverse=True)
-        sums = fold_by_key(val.data[entry], inverse, len(keys), np.add, 0.0)
+        key = np.concatenate([k for k, _ in _pair_keys(crd, val, fidx, skip, width)])
+        pairs = key < nkeys
+        keys, inverse = np.unique(key[pairs], return_inverse=True)
+        sums = fold_by_key(val.data[pairs], inverse, len(keys), np.add, 0.0)
     kseg, kcrd = keys // width, keys % width
     ctx.stats.ops += nentries
     # output: per flush step, its keys then S(k-1); D at the end
@@ -75,8 +99,8 @@ def spacc(ctx, ins):
     first = np.cumsum(sizes) - sizes
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
     out_time = np.empty(total, dtype=TIME_DTYPE)
-    out_time[:-1] = np.repeat(stamps[fidx], sizes)
-    out_time[-1] = stamps[-1]
+    out_time[:-1] = np.repeat(stamps[fidx] + TIME_DTYPE(shift), sizes)
+    out_time[-1] = stamps[-1] + shift
     pos = first[kseg] + (np.arange(len(kseg)) - (np.cumsum(per_flush) - per_flush)[kseg])
     out_crd = np.zeros(total, dtype=index_dtype(width))
     out_val = np.zeros(total, dtype=np.float32)
@@ -85,7 +109,7 @@ def spacc(ctx, ins):
     out_code[first + per_flush] = cc[fidx] - 1
     out_code[-1] = DONE_CODE
     return finish(ctx, ins, [Stream(out_code, out_crd, out_time), Stream(out_code, out_val, out_time)], None,
-                  stamps=stamps)
+                  stamps=stamps, shift=shift)
 
 
 def _spacc_outer(ctx, ins, n: int):

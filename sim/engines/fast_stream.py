@@ -193,16 +193,24 @@ def step_stamps(ctx, arrival: np.ndarray, gap: int | None = None, owned: bool = 
     return _clocks(arrival, ctx.ii, gap, ctx.latency, True, owned)
 
 
-def follow_stamps(ctx, s: Stream) -> tuple[np.ndarray, int]:
-    """Stamps of a block that takes one step per token of ``s`` alone, as ``(array, shift)``.
+def follow_stamps(ctx, *streams: Stream) -> tuple[np.ndarray, int]:
+    """Stamps of a block that takes one step per token of ``streams`` (read in lock step, one
+    token of each per step), as ``(array, shift)``.
 
-    When the block never falls behind (``s`` monotone with a gap of at least the interval) they
-    are the input's stamps plus the latency: the input's array is shared, not copied.
+    When the block never falls behind (the streams monotone with a gap of at least the
+    interval) and the streams share one stamp array (a producer's stamps passed on with
+    offsets), its stamps are that array plus the largest offset and the latency: shared, not
+    copied.
     """
-    if s.monotone and s.gap >= ctx.ii and len(s):
-        check_stamps(int(s.base[-1]) + s.shift + ctx.latency)
-        return s.base, s.shift + ctx.latency
-    return step_stamps(ctx, s.runmax(), s.gap if s.monotone else 0), 0
+    s = streams[0]
+    gap = joint_gap(list(streams))
+    if gap is not None and gap >= ctx.ii and len(s) and all(t.base is s.base for t in streams):
+        shift = max(t.shift for t in streams)
+        check_stamps(int(s.base[-1]) + shift + ctx.latency)
+        return s.base, shift + ctx.latency
+    if len(streams) == 1:
+        return step_stamps(ctx, s.runmax(), s.gap if s.monotone else 0), 0
+    return step_stamps(ctx, arrival_max(list(streams)), gap, owned=True), 0
 
 
 def joint_gap(streams: list[Stream]) -> int | None:

@@ -14,7 +14,7 @@ from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNAR
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, copy_of, ends_with_done, finish,
-    arrival_max, follow_stamps, joint_gap, step_stamps,
+    follow_stamps, joint_gap, step_stamps,
 )
 
 f32 = np.float32
@@ -164,10 +164,7 @@ def alu(ctx, ins):
                 (b.code == DATA) | (b.code == EMPTY_CODE), DATA, b.code)):
             return None
         operands.append(_operand(b))
-    if arity == 2:
-        stamps, shift = step_stamps(ctx, arrival_max([a, b]), joint_gap(ins), owned=True), 0
-    else:
-        stamps, shift = follow_stamps(ctx, a)
+    stamps, shift = follow_stamps(ctx, *ins)
     out = _elementwise(fn, value, *operands)
     ctx.stats.ops += int(np.count_nonzero(value))
     code = np.where(value, DATA, a.code).astype(CODE_DTYPE) if np.any(a.code == EMPTY_CODE) else a.code
@@ -175,13 +172,16 @@ def alu(ctx, ins):
                   stamps=stamps, shift=shift)
 
 
-def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init) -> np.ndarray:
-    """``ufunc`` folded from ``init`` over the values of each key, in float32 and in order.
+def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init, acc: np.ndarray | None = None
+                ) -> np.ndarray:
+    """``ufunc`` folded from ``init`` over the values of each key, in float32 and in order; into
+    ``acc`` (folds so far, to go on with) if given.
 
     ``ufunc.at`` applies the operation element by element in index order, so every key's
     result is the reference accumulator's sequential one (no pairwise summation).
     """
-    acc = np.full(nkeys, init, dtype=f32)
+    if acc is None:
+        acc = np.full(nkeys, init, dtype=f32)
     with np.errstate(all="ignore"):
         ufunc.at(acc, keys, values.astype(f32, copy=False))
     return acc
