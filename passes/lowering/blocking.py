@@ -216,14 +216,14 @@ def _expanded_type(tensor_type, split_dims: dict[int, int]):
         dims += groups[level.dim]
         if enc is not None:
             lvl_types += [enc.lvl_types[index]] * len(groups[level.dim])
-    encoding = None
-    if enc is not None:
-        dim_to_lvl = mlir.ir.AffineMap.get(len(new_shape), 0,
-                                           [mlir.ir.AffineDimExpr.get(d) for d in dims])
-        encoding = mlir.sparse_tensor.EncodingAttr.get(lvl_types, dim_to_lvl, None,
-                                                       enc.pos_width, enc.crd_width)
-    expanded = mlir.RankedTensorType.get(new_shape, rt.element_type, encoding,
-                                         loc=mlir.Location.unknown())
+    with rt.context, mlir.Location.unknown():
+        encoding = None
+        if enc is not None:
+            dim_to_lvl = mlir.ir.AffineMap.get(len(new_shape), 0,
+                                               [mlir.ir.AffineDimExpr.get(d) for d in dims])
+            encoding = mlir.sparse_tensor.EncodingAttr.get(lvl_types, dim_to_lvl, None,
+                                                           enc.pos_width, enc.crd_width)
+        expanded = mlir.RankedTensorType.get(new_shape, rt.element_type, encoding)
     return expanded, tuple(groups), new_levels
 
 
@@ -258,7 +258,7 @@ def _result_layouts(root: Root, splits: dict[str, Split], loc) -> list[tuple]:
             ext = mlir.RankedTensorType(expanded)
             graph_type = mlir.RankedTensorType.get([ext.shape[row_major.index(v)]
                                                     for v in block_major], ext.element_type,
-                                                   loc=mlir.Location.unknown())
+                                                   loc=mlir.Location.unknown(ext.context))
             layouts.append((block_major, graph_type,
                             ResultView(graph_type, expanded, perm, reassociation)))
     return layouts

@@ -43,7 +43,8 @@ class Schedule:
     (``'layer1'``) or FX node names (see :mod:`fuseflow.grouping`).
     ``order``: dataflow order as loop names (``('d0', 'd2', 'd1')``); default: the order rule.
     ``formats``: input name → format ('csr', 'csc', 'coo', 'dcsr', 'dense', 'bsr:<b>',
-    'sparse_vector'); declares a dense model input or parameter sparse.
+    'bsr:<rows>x<cols>', 'sparse_vector'); declares a dense model input or parameter sparse
+    (a ``torch.sparse_bsr`` example input is declared with its block shape by default).
     """
 
     fusion: object = "unfused"
@@ -141,20 +142,22 @@ def compile(model, example_inputs=(), schedule: Schedule | None = None,
             raise ValueError("fusion groups refer to a PyTorch model; for MLIR input put "
                              "'fuseflow.group' attributes on the ops and use "
                              "fuseflow-partition{mode=groups}")
-        text, names, params = model, None, []
+        text, names, params, implied = model, None, [], {}
     else:
         kernel_of = None
         if grouped:
             kernel_of = lambda program: assign_kernels(program, schedule.fusion, plan)  # noqa: E731
         imported = import_model(model, example_inputs, kernel_of)
         text, names, params = imported.text, imported.input_names, imported.param_values
+        implied = imported.formats
     with ctx:
         module = mlir.Module.parse(text)
         fn = next(op for op in module.body.operations if op.operation.name == "func.func")
         if names is None:
             names = [f"arg{i}" for i in range(len(fn.regions[0].blocks[0].arguments))]
-        if schedule.formats:
-            declare_formats(module, names, schedule.formats)
+        formats = {**implied, **schedule.formats}
+        if formats:
+            declare_formats(module, names, formats)
         if grouped:
             tag_groups(module)
         levels = {"linalg": str(module)}
