@@ -36,6 +36,7 @@ from fuseflow.passes.base import Pass, PassFailure, emit_error
 from fuseflow.passes.ir_utils import build_transpose, funcs, is_trivial_producer, op_of
 from fuseflow.passes.lowering.blocking import Blocking, split_blocked
 from fuseflow.passes.lowering.builder import GraphBuilder
+from fuseflow.passes.lowering.copies import unify_copies
 from fuseflow.passes.lowering.einsum import LoweringError, extract_kernel
 from fuseflow.passes.lowering.lower import KernelLowering
 from fuseflow.passes.lowering.order import (dense_permutations, legal_orders, ranked_orders,
@@ -193,7 +194,7 @@ def lower_kernel(kernel, order_option: tuple[str, ...] = ()):
     body = kernel.regions[0].blocks[0]
     terminator = op_of(list(body.operations)[-1])
     arg_index = {arg: i for i, arg in enumerate(body.arguments)}
-    expr = extract_kernel(list(terminator.operands), arg_index, kernel.location)
+    expr = unify_copies(extract_kernel(list(terminator.operands), arg_index, kernel.location))
     loc = _first_compute_location(kernel)
     blocking = split_blocked(expr, [v.type for v in kernel.operands], loc, tuple(order_option))
     expr = blocking.expr

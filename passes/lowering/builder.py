@@ -53,7 +53,12 @@ class GraphBuilder:
 
     def locate(self, parent, crd, tensor: int, level: int):
         """Reference into dense ``level`` of input ``tensor`` for each coordinate of ``crd``
-        (``parent`` holds one reference per fiber of ``crd``): random access, no scan."""
+        (``parent`` holds one reference per fiber of ``crd``): random access, no scan. At the
+        coordinates of a scan of that same level from ``parent`` it is the scan's reference."""
+        scan = self._built.get(("sam.scan", (parent, self.tensors[tensor]),
+                                (("level", str(self._i64(level))),)))
+        if scan is not None and scan.results[0] == crd:
+            return scan.results[1]
         op = self._op("sam.locate", [crd, parent, self.tensors[tensor]], [self.ref_t, self.crd_t],
                       {"level": self._i64(level)})
         return op.results[0]

@@ -52,9 +52,12 @@ def test_gpt3_bigbird_matches_pytorch_in_every_configuration():
         assert r.error is None, r.error
         assert r.matches_pytorch, (r.fusion, r.max_abs_error)
     assert [len(records[f].kernels) for f in ("unfused", "partial", "full")] == [36, 6, 5]
-    # Per-decoder fusion removes the intermediate kernels' stream overheads...
-    assert records["partial"].cycles < records["unfused"].cycles
-    # ...while fusing a layernorm into its producer re-evaluates the producer per use.
+    # Per-decoder fusion removes the intermediate kernels' stream overheads, and fusing the
+    # next decoder's layernorm + QKV into the FFN kernel wins again (the published result):
+    # the copies of the residual stream its mean, variance and normalization read are one
+    # stream, not one re-evaluation of the FFN per use...
+    assert records["full"].cycles < records["partial"].cycles < records["unfused"].cycles
+    # ...though fused kernels still do more arithmetic (e.g. attention rows per score use).
     assert records["unfused"].ops < records["partial"].ops < records["full"].ops
 
 
