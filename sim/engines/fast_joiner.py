@@ -14,7 +14,7 @@ import numpy as np
 
 from fuseflow.sim.blocks.joiner import ref_ports
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, TIME_DTYPE, Stream, check_stamps, ends_with_done, finish, index_dtype,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, TIME_DTYPE, Stream, check_stamps, coordinate_dtype, ends_with_done, finish,
     step_clocks,
 )
 
@@ -163,7 +163,7 @@ def _join(ctx, ins, union: bool):
     else:
         send_clock = end_idx  # intersect pops every input, then sends
     out_code = np.where(ctrl, code0, DATA).astype(CODE_DTYPE)
-    outs = [Stream(out_code, np.where(ctrl, 0, steps[idx] % m).astype(index_dtype(m)), send_clock + lat)]
+    outs = [Stream(out_code, np.where(ctrl, 0, steps[idx] % m).astype(coordinate_dtype(m)), send_clock + lat)]
     clock = send_clock
     for i in range(n):
         h, popped = at[i]

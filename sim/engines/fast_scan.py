@@ -14,7 +14,7 @@ import numpy as np
 from fuseflow.sim.blocks.scan import scanned_level
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, check_stamps, ends_with_done,
-    add_ramp, arrival_max, ensure_memory, finish, index_dtype, point_clocks, step_stamps,
+    add_ramp, arrival_max, coordinate_dtype, ensure_memory, finish, index_dtype, point_clocks, step_stamps,
 )
 
 SCAN_BYTES_PER_TOKEN = 30
@@ -115,7 +115,7 @@ def scan(ctx, ins):
     first = np.cumsum(per) - per
     total = int(per.sum())
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    crd_out = np.zeros(total, dtype=index_dtype(int(crds.max()) if len(crds) else 0, int(crds.min()) if len(crds) else 0))
+    crd_out = np.zeros(total, dtype=coordinate_dtype(int(crds.max()) if len(crds) else 0, int(crds.min()) if len(crds) else 0))
     ref_out = np.zeros(total, dtype=index_dtype(int(children.max()) if len(children) else 0))
     runmax = s.runmax()
     arrival = np.zeros(total, dtype=TIME_DTYPE)
@@ -161,7 +161,7 @@ def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
     out_code[n:-1:n + 1] = np.where(nxt >= 0, nxt + 1, 0)
     out_code[-1] = DONE_CODE
-    crd_out = np.zeros(total, dtype=index_dtype(n))
+    crd_out = np.zeros(total, dtype=coordinate_dtype(n))
     ref_out = np.zeros(total, dtype=index_dtype((int(refs.max()) + 1) * n if rows else 0, int(refs.min()) * n if rows else 0))
     coords = np.arange(n, dtype=crd_out.dtype)
     crd_out[:-1].reshape(rows, n + 1)[:, :n] = coords

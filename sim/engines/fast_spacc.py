@@ -13,8 +13,8 @@ import numpy as np
 from fuseflow.sim.blocks.spacc import flush_tokens
 from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, REPEAT_CODE, TIME_DTYPE, Stream, arrival_max, ends_with_done, finish, follow_stamps,
-    from_tokens, index_dtype, step_stamps,
+    CODE_DTYPE, DATA, DONE_CODE, REPEAT_CODE, TIME_DTYPE, Stream, arrival_max, coordinate_dtype, ends_with_done,
+    finish, follow_stamps, from_tokens, index_dtype, step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.tokens import DONE
@@ -102,7 +102,7 @@ def spacc(ctx, ins):
     out_time[:-1] = np.repeat(stamps[fidx] + TIME_DTYPE(shift), sizes)
     out_time[-1] = stamps[-1] + shift
     pos = first[kseg] + (np.arange(len(kseg)) - (np.cumsum(per_flush) - per_flush)[kseg])
-    out_crd = np.zeros(total, dtype=index_dtype(width))
+    out_crd = np.zeros(total, dtype=coordinate_dtype(width))
     out_val = np.zeros(total, dtype=np.float32)
     out_crd[pos] = kcrd
     out_val[pos] = sums

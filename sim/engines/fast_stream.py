@@ -2,8 +2,8 @@
 
 A :class:`Stream` holds one channel's tokens as three parallel arrays: ``code`` (int8: a stop
 level ``k >= 0`` for ``S_k``, or one of ``DATA``, ``EMPTY``, ``DONE``, ``REPEAT``), ``data``
-(the payload of data tokens: coordinates and references as int32, or int64 where a value
-does not fit; float32 values; 0 elsewhere) and ``time`` (int32 stamps, ``TIME_DTYPE``). That
+(the payload of data tokens: coordinates as int16 where they fit, references as int32, or int64
+where a value does not fit; float32 values; 0 elsewhere) and ``time`` (int32 stamps, ``TIME_DTYPE``). That
 is 9 bytes per token; streams of one block often share their code or stamp arrays. Every clock
 computation checks first that its stamps stay within int32 (:func:`check_stamps`).
 
@@ -27,6 +27,7 @@ TIME_DTYPE = np.int32
 far beyond what a graph whose streams fit in memory reaches)."""
 MAX_STAMP = int(np.iinfo(TIME_DTYPE).max)
 _INT32_MAX = int(np.iinfo(np.int32).max)
+_INT16_MAX = int(np.iinfo(np.int16).max)
 _CODE_OF = {DONE: DONE_CODE, EMPTY: EMPTY_CODE, REPEAT: REPEAT_CODE}
 _TOKEN_OF = {DONE_CODE: DONE, EMPTY_CODE: EMPTY, REPEAT_CODE: REPEAT}
 
@@ -131,6 +132,12 @@ def from_tokens(tokens: list, stamps=None) -> Stream:
 def index_dtype(high: int, low: int = 0):
     """The compact integer dtype of coordinates or references in ``[low, high]``."""
     return np.int32 if -_INT32_MAX <= low and high <= _INT32_MAX else np.int64
+
+
+def coordinate_dtype(high: int, low: int = 0):
+    """:func:`index_dtype`, or int16 for coordinates that fit it with room for ``+ 1`` (a block
+    that reads coordinates as references may add one to them)."""
+    return np.int16 if -_INT16_MAX <= low and high < _INT16_MAX else index_dtype(high, low)
 
 
 def check_stamps(bound: int) -> None:

@@ -88,48 +88,59 @@ def repsiggen(ctx, ins):
     return finish(ctx, ins, [out], None, _gap(ctx, s), stamps=stamps, shift=shift)
 
 
+GATHER_CHUNK = 1 << 16
+"""Indices per slice of a gather (``np.take`` converts each slice's indices to intp)."""
+
+
+def _gather(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``table[idx]``, one slice at a time (faster than fancy indexing, no full-size index copy)."""
+    out = np.empty(len(idx), dtype=table.dtype)
+    for lo in range(0, len(idx), GATHER_CHUNK):
+        np.take(table, idx[lo:lo + GATHER_CHUNK], out=out[lo:lo + GATHER_CHUNK])
+    return out
+
+
 def array(ctx, ins):
     """``vals[ref]`` for data, 0.0 for ``N``; controls pass."""
     s = ins[0]
     stamped = _per_token(ctx, s)
-    if stamped is None:
+    if stamped is None or s.data.dtype.kind != "i":
         return None
     stamps, shift = stamped
     vals = ctx.tensor().vals
     code = s.code
-    data = code == DATA
-    loads = int(np.count_nonzero(data))
-    if s.data.dtype.kind != "i" or (loads and (s.data.min(where=data, initial=0) < 0 or
-                                              s.data.max(where=data, initial=0) >= len(vals))):
-        return None
-    if not len(vals):
-        out = np.zeros(len(s), dtype=f32)
-    elif 0 <= s.data.min() and s.data.max() < len(vals):  # controls hold valid refs too (usually 0)
-        out = vals[s.data]  # no index copy: a control's payload is never read
+    loads = int(np.count_nonzero(code == DATA))
+    if len(vals) and 0 <= s.data.min() and s.data.max() < len(vals):  # controls hold valid refs too (usually 0)
+        out = _gather(vals, s.data)  # a control's payload is never read
     else:
-        out = vals[np.where(data, s.data, 0)]
-    empty = code == EMPTY_CODE
-    if empty.any():
+        data = code == DATA
+        if loads and (s.data.min(where=data, initial=0) < 0 or s.data.max(where=data, initial=0) >= len(vals)):
+            return None
+        out = vals[np.where(data, s.data, 0)] if len(vals) else np.zeros(len(s), dtype=f32)
+    if np.count_nonzero(code == EMPTY_CODE):
+        empty = code == EMPTY_CODE
         out[empty] = 0.0
         code = np.where(empty, DATA, code).astype(CODE_DTYPE)
     ctx.stats.val_reads += loads
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps, shift=shift)
 
 
-def _operand(s: Stream) -> np.ndarray:
-    """Float32 operands for every token: the payload of data, 0.0 for ``N`` (others: unused)."""
-    if s.data.dtype == f32 and not np.any(s.code == EMPTY_CODE):
-        return s.data
-    return np.where(s.code == DATA, s.data, 0).astype(f32)
+def _same_structure(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two code arrays hold controls at the same places (data and ``N`` alike)."""
+    if a is b or np.array_equal(a, b):
+        return True
+    return np.array_equal(np.where((a == DATA) | (a == EMPTY_CODE), DATA, a),
+                          np.where((b == DATA) | (b == EMPTY_CODE), DATA, b))
 
 
-def _elementwise(fn, value: np.ndarray, *args) -> np.ndarray:
-    """``fn`` over float32 arrays (results where ``value`` holds; others unused); element by
-    element at the ``value`` positions when ``fn`` only takes scalars."""
+def _elementwise(fn, code: np.ndarray, *args) -> np.ndarray:
+    """``fn`` over float32 arrays (results where ``code`` holds data or ``N``; others unused);
+    element by element at those positions when ``fn`` only takes scalars."""
     with np.errstate(all="ignore"):
         try:
             return np.asarray(fn(*args)).astype(f32, copy=False)
         except (TypeError, ValueError):
+            value = (code == DATA) | (code == EMPTY_CODE)
             out = np.zeros(len(value), dtype=f32)
             out[value] = [f32(fn(*xs)) for xs in zip(*(a[value] for a in args))]
             return out
@@ -156,18 +167,16 @@ def alu(ctx, ins):
     a = ins[0]
     if not ends_with_done(a) or len(ins) != arity:
         return None
-    value = (a.code == DATA) | (a.code == EMPTY_CODE)
-    operands = [_operand(a)]
-    if arity == 2:
-        b = ins[1]
-        if len(b) != len(a) or not np.array_equal(np.where(value, DATA, a.code), np.where(
-                (b.code == DATA) | (b.code == EMPTY_CODE), DATA, b.code)):
-            return None
-        operands.append(_operand(b))
+    if arity == 2 and (len(ins[1]) != len(a) or not _same_structure(a.code, ins[1].code)):
+        return None
+    empty = [int(np.count_nonzero(s.code == EMPTY_CODE)) for s in ins]
+    # operands for every token: the payload of data, 0.0 for N (others: unused)
+    operands = [s.data if s.data.dtype == f32 and not n else np.where(s.code == DATA, s.data, 0).astype(f32)
+                for s, n in zip(ins, empty)]
     stamps, shift = follow_stamps(ctx, *ins)
-    out = _elementwise(fn, value, *operands)
-    ctx.stats.ops += int(np.count_nonzero(value))
-    code = np.where(value, DATA, a.code).astype(CODE_DTYPE) if np.any(a.code == EMPTY_CODE) else a.code
+    out = _elementwise(fn, a.code, *operands)
+    ctx.stats.ops += int(np.count_nonzero(a.code == DATA)) + empty[0]
+    code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
                   stamps=stamps, shift=shift)
 
