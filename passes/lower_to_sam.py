@@ -23,6 +23,17 @@ After (SpMV, order d0,d1)::
 
 Option ``order`` picks the dataflow order (comma-separated loop names ``d0,d1,...``);
 by default the rule in :mod:`fuseflow.passes.lowering.order` chooses.
+
+Kernels with blocked (BSR) levels first have their blocked dimensions split into block and
+offset variables (:mod:`fuseflow.passes.lowering.blocking`): other operands are then read
+through host-side ``tensor.expand_shape`` views placed before the graph, and results written
+expanded are turned back into the kernel's result types after it (``linalg.transpose``,
+``tensor.collapse_shape``), e.g. for BSR SpMM::
+
+    %bx = tensor.expand_shape %B [[0, 1], [2]] ... : tensor<6x3xf32> into tensor<3x2x3xf32>
+    %g = "sam.graph"(%A, %bx) ({ ... four scans of %A's levels ... })
+        {fuseflow.order = ["d0", "d2", "d3", "d4", "d1"]} : (...) -> tensor<2x2x3xf32>
+    %c = tensor.collapse_shape %g [[0, 1], [2]] : tensor<2x2x3xf32> into tensor<4x3xf32>
 """
 
 from __future__ import annotations

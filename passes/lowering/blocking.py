@@ -79,7 +79,6 @@ class Blocking:
     """A kernel with its blocked dimensions split, and the host views it needs."""
 
     expr: KernelExpr
-    splits: dict[str, Split]
     views: dict[int, View]                       # uid -> the view its use reads
     results: dict[int, ResultView]               # root index -> its host-side view
 
@@ -92,7 +91,7 @@ def split_blocked(expr: KernelExpr, input_types: list, loc,
     dense results' layout is chosen to agree with it); errors are located at ``loc``."""
     splits = _collect_splits(expr, input_types, loc)
     if not splits:
-        return Blocking(expr, {}, {}, {})
+        return Blocking(expr, {}, {})
     uses, views = {}, {}
     for u in expr.uses:
         uses[u.uid], view = _split_use(u, input_types[u.operand], splits, loc)
@@ -113,7 +112,7 @@ def split_blocked(expr: KernelExpr, input_types: list, loc,
                  for r, (out_vars, graph_type, _) in zip(expr.roots, choice)]
         split = _rebuild(KernelExpr(roots, list(expr.uses), sizes, expr.loc), uses, splits)
         results = {r.index: view for r, (_, _, view) in zip(expr.roots, choice) if view}
-        variants.append(Blocking(split, splits, views, results))
+        variants.append(Blocking(split, views, results))
     return _best_layout(variants, order)
 
 
@@ -162,7 +161,7 @@ def _split_vars(variables, splits: dict[str, Split]) -> tuple[str, ...]:
 
 def _split_use(u: Use, tensor_type, splits: dict[str, Split], loc) -> tuple[Use, View | None]:
     """``u`` over split variables, and the view it reads (None: it reads its operand)."""
-    shape, levels = storage_levels(tensor_type)
+    _, levels = storage_levels(tensor_type)
     what = f"operand #{u.operand} ('{tensor_type}')"
     if u.blocks:
         names = []
@@ -191,7 +190,8 @@ def _split_use(u: Use, tensor_type, splits: dict[str, Split], loc) -> tuple[Use,
 
 
 def _unsplittable(what: str, index: int, level, var: str, splits, loc, why: str):
-    raise LoweringError(loc, f"{what} reads dimension {level.dim} (variable {var}, split into "
+    verb = "writes" if what.startswith("result") else "reads"
+    raise LoweringError(loc, f"{what} {verb} dimension {level.dim} (variable {var}, split into "
                              f"blocks of {splits[var].block} by a blocked level of the kernel) "
                              f"with its {level.format} level {index}; {why}")
 
@@ -229,7 +229,7 @@ def _expanded_type(tensor_type, split_dims: dict[int, int]):
 
 def _result_layouts(root: Root, splits: dict[str, Split], loc) -> list[tuple]:
     """(out_vars, graph result type, ResultView or None) for each way ``root`` can be written."""
-    shape, levels = storage_levels(root.result_type)
+    _, levels = storage_levels(root.result_type)
     what = f"result #{root.index} ('{root.result_type}')"
     if any(lv.kind != "id" for lv in levels):
         names = []

@@ -76,3 +76,21 @@ func.func @result_blocking(%A: tensor<4x4xf32, #BSR2>) -> tensor<4x4xf32, #BSR4>
   } -> tensor<4x4xf32, #BSR4>
   return %r : tensor<4x4xf32, #BSR4>
 }
+
+// -----
+
+// Tests that a result whose compressed level covers a split dimension is reported.
+#BSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 floordiv 2 : dense, d1 floordiv 2 : compressed, d0 mod 2 : dense, d1 mod 2 : dense) }>
+#CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @csr_result(%A: tensor<4x4xf32, #BSR>) -> tensor<4x4xf32, #CSR> {
+  %e = tensor.empty() : tensor<4x4xf32, #CSR>
+  // expected-error @below {{result #0 ('tensor<4x4xf32, #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>>') writes dimension 1 (variable d1, split into blocks of 2 by a blocked level of the kernel) with its compressed level 1}}
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%A : tensor<4x4xf32, #BSR>) outs(%e : tensor<4x4xf32, #CSR>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.negf %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32, #CSR>
+  return %r : tensor<4x4xf32, #CSR>
+}
