@@ -313,19 +313,21 @@ def locate(ctx, ins):
     if not np.array_equal(cc[sidx], expected) or np.any(lengths[~owner[heads]] != 1):
         return None
     unit_code = rc[heads]
-    data = cc == DATA
+    out_code = cc
+    in_range = 0 <= crd.data.min() and crd.data.max() < size  # controls' payloads too (usually 0)
     if np.any(unit_code == EMPTY_CODE):  # coordinates under an N parent give N and are not checked
+        data = cc == DATA
         under_empty = data & np.repeat(unit_code == EMPTY_CODE, lengths)
         out_code = np.where(under_empty, EMPTY_CODE, cc).astype(CODE_DTYPE)
-        checked = data & ~under_empty
-    else:
-        out_code, checked = cc, data
-    if (crd.data.min(where=checked, initial=0) < 0 or crd.data.max(where=checked, initial=0) >= size):
+        data &= ~under_empty
+    elif not in_range:
+        data = cc == DATA
+    if not in_range and (crd.data.min(where=data, initial=0) < 0 or crd.data.max(where=data, initial=0) >= size):
         return None
     parents = np.where(unit_code == DATA, ref.data[heads], 0)
     dtype = index_dtype(int(parents.max()) * size + size, int(parents.min()) * size)
     out_data = np.repeat(parents.astype(dtype) * dtype(size), lengths)
-    np.add(out_data, crd.data, out=out_data, where=data, casting="unsafe")
+    np.add(out_data, crd.data, out=out_data, casting="unsafe")  # controls' payloads are never read
     stamps, shift = unit_stamps(ctx, crd, ref, heads.astype(index_dtype(len(rc))), sidx, closes)
     return finish(ctx, ins, [Stream(out_code, out_data, stamps, shift=shift), Stream(cc, crd.data, stamps, shift=shift)],
                   None, ctx.ii, stamps=stamps, shift=shift)
