@@ -51,6 +51,17 @@ class Schedule:
     order: tuple[str, ...] = ()
     formats: dict[str, str] = field(default_factory=dict)
 
+    def __post_init__(self):
+        order = self.order
+        if order is None:
+            order = ()
+        elif isinstance(order, str):
+            order = tuple(v.strip() for v in order.split(",") if v.strip())
+        elif not all(isinstance(v, str) for v in order):
+            raise TypeError(f"Schedule.order must be loop names like ('d0', 'd2', 'd1') or "
+                            f"'d0,d2,d1', got {self.order!r}")
+        object.__setattr__(self, "order", tuple(order))
+
     @property
     def grouped(self) -> bool:
         """Whether kernels come from fusion groups rather than a built-in mode."""

@@ -72,6 +72,14 @@ def test_user_chosen_order_is_used():
     assert torch.equal(compiled.simulate(*inputs).output, kernel.module()(*inputs))
 
 
+def test_schedule_order_accepts_loop_names_and_rejects_anything_else():
+    assert fuseflow.Schedule(order=None) == fuseflow.Schedule()
+    assert fuseflow.Schedule(order="d0, d2,d1").order == ("d0", "d2", "d1")
+    assert fuseflow.Schedule(order=["d0", "d1"]).order == ("d0", "d1")
+    with pytest.raises(TypeError, match="loop names"):
+        fuseflow.Schedule(order=(0, 1))
+
+
 def test_unknown_ir_level_lists_levels():
     kernel = KERNELS["add"]
     compiled = fuseflow.compile(kernel.module(), kernel.inputs(0.5))
