@@ -331,6 +331,16 @@ def test_spacc_drops_keys_with_empty_coordinates_and_checks_lengths():
         out1("spacc", ["D", "1 S1 D", "2.0 S1 D"], n_out=3, order=2)
 
 
+def test_spacc_drops_a_reducers_zero_for_a_fiber_that_does_not_exist():
+    # A row sum over (block column, in-block column) with an empty first block row: the
+    # in-block rows of that block row are a bare S1, the reducer below still emits 0.0.
+    texts, stamps, ctx = run1("spacc", ["S1 0 1 S2 D", "0.0 S1 3.0 4.0 S2 D"], n_out=2, order=1)
+    assert texts == ["S0 0 1 S1 D", "S0 3.0 4.0 S1 D"]
+    assert ctx.clock == 6 and ctx.stats.ops == 2          # the dropped value costs one step
+    with pytest.raises(StreamError, match="does not match inner coordinate S1"):
+        out1("spacc", ["S1 0 S2 D", "2.0 S1 3.0 S2 D"], n_out=2, order=1)
+
+
 def test_reduce_rejects_unknown_kind():
     with pytest.raises(StreamError, match="valid kinds: sum, max"):
         out1("reduce", ["1.0 S0 D"], kind="mean")
