@@ -38,20 +38,63 @@ def _paired(crd: Stream, val: Stream) -> bool:
     return np.array_equal(np.where(ctrl_c, cc, DATA), np.where(ctrl_v, vc, DATA))
 
 
-def _pair_keys(crd: Stream, val: Stream, fidx: np.ndarray, skip: np.ndarray, width: int):
-    """Per slice of the streams, ``(keys, values)`` of every token: ``flush * width + coordinate``
-    with ``flush`` the number of flushing stops (``fidx``) before it; tokens at ``skip`` (no
-    pair: stops, ``N``, ``D``) get ``(flushes + 1) * width``, a slot past every key."""
-    trash = (len(fidx) + 1) * width
-    dtype = index_dtype(trash)
-    for lo in range(0, len(crd), CHUNK):
-        hi = min(lo + CHUNK, len(crd))
+def _pair_keys(crd: Stream, val: Stream, fidx: np.ndarray, skip: np.ndarray, width: int, first: int = 0,
+               last: int | None = None):
+    """``(keys, values)`` of the tokens of the flushes ``first .. last - 1`` (all by default), a
+    slice of the streams at a time: ``(flush - first) * width + coordinate``, ``flush`` being the
+    number of flushing stops (``fidx``) before the token; tokens at ``skip`` (no pair: stops,
+    ``N``, ``D``) get ``(last - first) * width``, a slot past every key."""
+    last = len(fidx) + 1 if last is None else last
+    trash = (last - first) * width
+    dtype = index_dtype(max(trash, (len(fidx) + 1) * width))
+    start = int(fidx[first - 1]) + 1 if first else 0
+    stop = int(fidx[last - 1]) + 1 if last <= len(fidx) else len(crd)
+    for lo in range(start, stop, CHUNK):
+        hi = min(lo + CHUNK, stop)
         a, b = np.searchsorted(fidx, [lo, hi])
         cuts = fidx[a:b] - lo  # flushes in the slice: a run of one flush count ends at each
-        key = np.repeat(np.arange(a, b + 1, dtype=dtype) * dtype(width), np.diff(cuts, prepend=-1, append=hi - lo - 1))
+        runs = np.arange(a - first, b - first + 1, dtype=dtype) * dtype(width)
+        key = np.repeat(runs, np.diff(cuts, prepend=-1, append=hi - lo - 1))
         np.add(key, crd.data[lo:hi], out=key, casting="unsafe")
         key[skip[np.searchsorted(skip, lo):np.searchsorted(skip, hi)] - lo] = trash
         yield key, val.data[lo:hi]
+
+
+TABLE = 1 << 20
+"""Keys per dense accumulation table (a float32 sum and a presence flag each), reused."""
+
+
+def _fold_pairs(crd: Stream, val: Stream, fidx: np.ndarray, skip: np.ndarray, width: int, nentries: int):
+    """Every key ``flush * width + coordinate`` that holds pairs, in key order, with the float32
+    sum of its values in arrival order.
+
+    Flushes take consecutive tokens, so batches of flushes whose keys fit one dense table are
+    folded one after the other into the same table (when the tables to scan stay within a few
+    times the pairs); otherwise the keys are sorted.
+    """
+    nkeys = (len(fidx) + 1) * width
+    per_batch = TABLE // width
+    if not per_batch or nkeys > max(64 * nentries, TABLE):
+        key = np.concatenate([k for k, _ in _pair_keys(crd, val, fidx, skip, width)])
+        pairs = key < nkeys
+        keys, inverse = np.unique(key[pairs], return_inverse=True)
+        return keys, fold_by_key(val.data[pairs], inverse, len(keys), np.add, 0.0)
+    sums = np.zeros(min(nkeys, per_batch * width) + 1, dtype=np.float32)
+    present = np.zeros(len(sums), dtype=bool)
+    found_keys, found_sums = [], []
+    for first in range(0, len(fidx) + 1, per_batch):
+        last = min(first + per_batch, len(fidx) + 1)
+        for key, vals in _pair_keys(crd, val, fidx, skip, width, first, last):
+            fold_by_key(vals, key, len(sums), np.add, 0.0, acc=sums)
+            present[key] = True
+        present[(last - first) * width] = False  # the slot of tokens without a pair
+        local = np.flatnonzero(present)
+        found_keys.append(local + first * width)
+        found_sums.append(sums[local])
+        sums[local] = 0.0
+        present[local] = False
+        sums[(last - first) * width] = 0.0
+    return np.concatenate(found_keys), np.concatenate(found_sums)
 
 
 def spacc(ctx, ins):
@@ -73,21 +116,7 @@ def spacc(ctx, ins):
         return None
     skip = np.flatnonzero(~entry)
     del entry
-    # key = (the flush a pair belongs to) * width + crd, folded in arrival order
-    nkeys = (nflush + 1) * width
-    if nkeys <= max(4 * nentries, 1 << 20):  # a dense table, already in key order
-        sums = np.zeros(nkeys + 1, dtype=np.float32)
-        present = np.zeros(nkeys + 1, dtype=bool)
-        for key, vals in _pair_keys(crd, val, fidx, skip, width):
-            fold_by_key(vals, key, nkeys + 1, np.add, 0.0, acc=sums)
-            present[key] = True
-        keys = np.flatnonzero(present[:-1])
-        sums = sums[keys]
-    else:
-        key = np.concatenate([k for k, _ in _pair_keys(crd, val, fidx, skip, width)])
-        pairs = key < nkeys
-        keys, inverse = np.unique(key[pairs], return_inverse=True)
-        sums = fold_by_key(val.data[pairs], inverse, len(keys), np.add, 0.0)
+    keys, sums = _fold_pairs(crd, val, fidx, skip, width, nentries)
     kseg, kcrd = keys // width, keys % width
     ctx.stats.ops += nentries
     # output: per flush step, its keys then S(k-1); D at the end
