@@ -115,7 +115,7 @@ def scan(ctx, ins):
     first = np.cumsum(per) - per
     total = int(per.sum())
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    crd_out = np.zeros(total, dtype=coordinate_dtype(int(crds.max()) if len(crds) else 0, int(crds.min()) if len(crds) else 0))
+    crd_out = np.zeros(total, dtype=coordinate_dtype(*((int(crds.max()), int(crds.min())) if len(crds) else (0, 0))))
     ref_out = np.zeros(total, dtype=index_dtype(int(children.max()) if len(children) else 0))
     runmax = s.runmax()
     arrival = np.zeros(total, dtype=TIME_DTYPE)
@@ -329,5 +329,5 @@ def locate(ctx, ins):
     out_data = np.repeat(parents.astype(dtype) * dtype(size), lengths)
     np.add(out_data, crd.data, out=out_data, casting="unsafe")  # controls' payloads are never read
     stamps, shift = unit_stamps(ctx, crd, ref, heads.astype(index_dtype(len(rc))), sidx, closes)
-    return finish(ctx, ins, [Stream(out_code, out_data, stamps, shift=shift), Stream(cc, crd.data, stamps, shift=shift)],
-                  None, ctx.ii, stamps=stamps, shift=shift)
+    outs = [Stream(out_code, out_data, stamps, shift=shift), Stream(cc, crd.data, stamps, shift=shift)]
+    return finish(ctx, ins, outs, None, ctx.ii, stamps=stamps, shift=shift)

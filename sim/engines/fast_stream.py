@@ -2,10 +2,12 @@
 
 A :class:`Stream` holds one channel's tokens as three parallel arrays: ``code`` (int8: a stop
 level ``k >= 0`` for ``S_k``, or one of ``DATA``, ``EMPTY``, ``DONE``, ``REPEAT``), ``data``
-(the payload of data tokens: coordinates as int16 where they fit, references as int32, or int64
-where a value does not fit; float32 values; 0 elsewhere) and ``time`` (int32 stamps, ``TIME_DTYPE``). That
-is 9 bytes per token; streams of one block often share their code or stamp arrays. Every clock
-computation checks first that its stamps stay within int32 (:func:`check_stamps`).
+(the payload of data tokens: coordinates as int16 where they fit, references as int32, or
+int64 where a value does not fit; float32 values; 0 elsewhere) and ``time`` (int32 stamps,
+``TIME_DTYPE``). That is at most 9 bytes per token; streams of one block often share their
+code or stamp arrays, and blocks that keep up with their inputs pass a producer's stamp array
+on with an offset. Every clock computation checks first that its stamps stay within int32
+(:func:`check_stamps`).
 
 Timing. A block's clock after its step ``t`` obeys ``c_t = max(c_(t-1) + II, a_t)`` with
 ``c_(-1) + II = 0`` and ``a_t`` the latest stamp the step received or peeked. Because a
