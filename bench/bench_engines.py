@@ -9,7 +9,8 @@ process has not touched yet, or freed for a few seconds, costs about 1 s per GB 
 again). The fast engine runs ``--repeats`` times (first and best reported separately), the
 reference once, and only where its estimated time (from the tokens and its measured rate so
 far) stays under ``--reference-budget`` seconds. Where both engines run, their cycles, tokens
-and output bytes must agree. Prints a table and writes JSON.
+and output bytes must agree. Prints a table and writes JSON; each row names the commit of the
+tree ``fuseflow`` was imported from (``+dirty`` with uncommitted changes to tracked files).
 
     python bench/bench_engines.py                       # default cases, JSON to bench/results/
     python bench/bench_engines.py --spmm-scales 4 16 --no-gcn --reference-budget 60
@@ -37,6 +38,25 @@ def _rss_mb() -> float:
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def source() -> tuple[Path, str]:
+    """The tree ``fuseflow`` is imported from and its commit, ``+dirty`` if its tracked files
+    differ from it (the graphs depend on the compiler as much as on the simulator)."""
+    import subprocess
+
+    import fuseflow.sim
+
+    tree = Path(fuseflow.sim.__file__).resolve().parent.parent
+    git = ["git", "-C", str(tree)]
+    try:
+        commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return tree, "unknown (not a git tree)"
+    return tree, commit + ("+dirty" if dirty else "")
 
 
 def _build(case: dict):
@@ -101,6 +121,8 @@ def main() -> None:
         cases.append({"name": f"gcn layer ({args.gcn_preset})", "kind": "gcn", "preset": args.gcn_preset})
     rows = []
     ref_rate = None
+    tree, commit = source()
+    print(f"fuseflow from {tree} at {commit}")
     for case in cases:
         fast = run_isolated(case, "fast", args.repeats)
         estimate = fast["tokens"] / ref_rate if ref_rate else 0.0
@@ -111,7 +133,8 @@ def main() -> None:
             for key in ("cycles", "tokens", "output_digest"):
                 if ref[key] != fast[key]:
                     raise SystemExit(f"{case['name']}: engines disagree on {key}: {ref[key]} vs {fast[key]}")
-        row = {"case": case["name"], "shapes": fast["shapes"], "cycles": fast["cycles"], "tokens": fast["tokens"],
+        row = {"case": case["name"], "commit": commit, "shapes": fast["shapes"], "cycles": fast["cycles"],
+               "tokens": fast["tokens"],
                "fast": fast, "reference": ref,
                "reference_skipped_estimate_s": None if ref else round(estimate),
                "speedup_first": round(ref["seconds_first"] / fast["seconds_first"], 1) if ref else None,
