@@ -13,12 +13,14 @@ import numpy as np
 
 from fuseflow.sim.blocks.scan import scanned_level
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, check_stamps, ends_with_done,
-    add_ramp, arrival_max, coordinate_dtype, ensure_memory, finish, index_dtype, point_clocks, step_stamps,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, add_ramp, arrival_max,
+    check_stamps, coordinate_dtype, ends_with_done, ensure_memory, finish, index_dtype, point_clocks, step_stamps,
 )
 
 SCAN_BYTES_PER_TOKEN = 30
 """Peak bytes a scan allocates per output token (outputs, stamps and temporaries)."""
+FILL_CHUNK = 1 << 18
+"""Tokens per slice when filling dense fibers among other tokens (temporaries of this size)."""
 
 
 def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -33,21 +35,11 @@ def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
-def dense_fibers(refs: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fibers of a dense level of size n under ``refs``: lengths, coordinates, child references."""
-    dtype = index_dtype((int(refs.max()) + 1) * n if len(refs) else 0, int(refs.min()) * n if len(refs) else 0)
-    crds = np.tile(np.arange(n, dtype=dtype), len(refs))
-    children = np.repeat(refs.astype(dtype) * n, n)
-    children += crds
-    return np.full(len(refs), n, dtype=np.int64), crds, children
-
-
 def fibers(tree, level: int, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Vectorized :meth:`FiberTree.fiber`: per-ref fiber lengths, concatenated crds and child refs."""
+    """Vectorized :meth:`FiberTree.fiber` of a compressed or singleton level: per-ref fiber
+    lengths, concatenated crds and child refs."""
     fmt = tree.fmt
     lv = fmt.levels[level]
-    if lv.format == "dense":
-        return dense_fibers(refs, lv.size(fmt.shape))
     if lv.format == "singleton":
         if fmt.groups(level - 1):
             starts = tree._run_starts(level - 1)
@@ -98,32 +90,38 @@ def scan(ctx, ins):
         ensure_memory(ctx, len(refs) * size, SCAN_BYTES_PER_TOKEN)
         if size and np.count_nonzero(absorbed) == np.count_nonzero(code >= 0) and len(refs) == np.count_nonzero(owner):
             return _scan_dense_fibers(ctx, ins, refs, size)
-    if level is None:
-        lengths, crds, children = dense_fibers(refs, size)
+    if size is not None:  # dense: the fibers are filled in below, a few at a time
+        lengths = np.full(len(refs), size, dtype=np.int64)
+        crd_dtype = coordinate_dtype(max(size - 1, 0))
+        ref_dtype = index_dtype(*(((int(refs.max()) + 1) * size, int(refs.min()) * size) if len(refs) else (0, 0)))
     else:
         tree, lvl, fmt = level
         if tree.pos[lvl] is not None and len(refs):
             ensure_memory(ctx, int((tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]).sum()), SCAN_BYTES_PER_TOKEN)
         lengths, crds, children = fibers(tree, lvl, refs)
-        if fmt != "dense":
-            ctx.stats.crd_reads += len(crds)
-            if fmt != "singleton":
-                ctx.stats.ref_reads += 2 * len(refs)
+        ctx.stats.crd_reads += len(crds)
+        if fmt != "singleton":
+            ctx.stats.ref_reads += 2 * len(refs)
+        crd_dtype = coordinate_dtype(*((int(crds.max()), int(crds.min())) if len(crds) else (0, 0)))
+        ref_dtype = index_dtype(int(children.max()) if len(children) else 0)
     # steps per input token: data n+1 (coordinates, close), N 2 (N, close), bare stop 1, D 1
     per = np.where(absorbed, 0, 1) + (code == EMPTY_CODE)
     per[np.flatnonzero(data)] += lengths
     first = np.cumsum(per) - per
     total = int(per.sum())
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    crd_out = np.zeros(total, dtype=coordinate_dtype(*((int(crds.max()), int(crds.min())) if len(crds) else (0, 0))))
-    ref_out = np.zeros(total, dtype=index_dtype(int(children.max()) if len(children) else 0))
+    crd_out = np.zeros(total, dtype=crd_dtype)
+    ref_out = np.zeros(total, dtype=ref_dtype)
     runmax = s.runmax()
     arrival = np.zeros(total, dtype=TIME_DTYPE)
     # coordinates of data fibers
     didx = np.flatnonzero(data)
-    pos = ranges(first[didx], first[didx] + lengths)
-    crd_out[pos] = crds
-    ref_out[pos] = children
+    if size is not None:
+        _fill_dense(crd_out, ref_out, first[didx], refs, size)
+    else:
+        pos = ranges(first[didx], first[didx] + lengths)
+        crd_out[pos] = crds
+        ref_out[pos] = children
     arrival[first[didx]] = runmax[didx]  # a data fiber's first step received its ref
     eidx = np.flatnonzero(code == EMPTY_CODE)
     out_code[first[eidx]] = EMPTY_CODE
@@ -144,6 +142,17 @@ def scan(ctx, ins):
     stamps = step_stamps(ctx, arrival, owned=True)
     return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], None, ctx.ii,
                   stamps=stamps)
+
+
+def _fill_dense(crd_out: np.ndarray, ref_out: np.ndarray, starts: np.ndarray, refs: np.ndarray, n: int) -> None:
+    """Writes dense fibers of size n under ``refs`` at ``starts`` (coordinates, child references),
+    a slice of fibers at a time (temporaries of about ``FILL_CHUNK`` entries)."""
+    coords = np.arange(n, dtype=np.int64)
+    step = max(1, FILL_CHUNK // max(n, 1))
+    for lo in range(0, len(refs), step):
+        at = starts[lo:lo + step, None] + coords
+        crd_out[at] = coords
+        ref_out[at] = refs[lo:lo + step, None].astype(np.int64) * n + coords
 
 
 def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
@@ -252,21 +261,31 @@ def _run_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: n
     """
     ii = ctx.ii
     check_stamps(max(int(runmax[-1]), int(sig.base[-1]) + sig.shift) + ii * len(sig) + ctx.latency)
-    ends = np.append(sidx, len(sig) - 1)  # each unit's last step
-    starts = np.concatenate([[0], sidx + 1])  # each unit's first step
-    peeked = heads.astype(np.int64)
-    peeked[:-1] += closes
-    first = np.empty(2 * len(heads), dtype=np.int64)  # each run's first step
-    first[0::2], first[1::2] = starts, ends
-    best = runmax[np.stack([heads, peeked], axis=1).ravel()] - ii * first
+    # int32 throughout (the check above bounds every term): two runs per unit
+    first = np.empty(2 * len(heads), dtype=TIME_DTYPE)  # each run's first step
+    first[0] = 0
+    first[2::2] = sidx + 1  # a unit's first step
+    first[1:-1:2] = sidx  # its last
+    first[-1] = len(sig) - 1
+    peeked = np.empty(2 * len(heads), dtype=heads.dtype)
+    peeked[0::2] = heads
+    peeked[1::2] = heads
+    peeked[1:-1:2] += closes
+    best = runmax[peeked]
+    del peeked
+    ramp = first * TIME_DTYPE(ii)
+    best -= ramp
     np.maximum(best, 0, out=best)
     np.maximum.accumulate(best, out=best)
-    if np.all(best <= sig.base[first] + (sig.shift - ii * first)):
+    lead = sig.base[first]
+    lead -= ramp
+    if np.all(best <= lead + TIME_DTYPE(sig.shift)):
         return sig.base, sig.shift + ctx.latency
-    lengths = np.empty(2 * len(heads), dtype=np.int64)
-    lengths[0::2] = ends - starts
+    del lead, ramp
+    lengths = np.empty(2 * len(heads), dtype=TIME_DTYPE)
+    lengths[0::2] = np.diff(first[1::2], prepend=-1) - 1  # each unit's steps before its last
     lengths[1::2] = 1
-    clocks = np.repeat(best.astype(TIME_DTYPE), lengths)
+    clocks = np.repeat(best, lengths)
     add_ramp(clocks, ii)
     clocks = arrival_max([sig], out=clocks)
     clocks += ctx.latency

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR_BINARY
-from fuseflow.sim.engines import DeadlockError, StreamError, fast_spacc, run
+from fuseflow.sim.engines import DeadlockError, StreamError, fast_scan, fast_spacc, run
 from fuseflow.sim.engines.fast import VECTORIZED, run_coroutine, topological_order
 from fuseflow.sim.engines.fast_stream import Stream, from_tokens, step_clocks
 from fuseflow.sim.engines.fast_values import fold_by_key
@@ -336,6 +336,9 @@ def ref_streams(draw, size=4):
 def test_random_scans_agree(refs, seed, tensor):
     if tensor is None:
         run_both("scan", [refs], 2, seed=seed, tensor=None, size=3)
+        with pytest.MonkeyPatch.context() as mp:  # dense fibers filled one at a time, as long streams are
+            mp.setattr(fast_scan, "FILL_CHUNK", 1)
+            run_both("scan", [refs], 2, seed=seed, tensor=None, size=3)
     else:
         refs = [r if not isinstance(r, int) else r % 3 for r in refs]
         run_both("scan", [refs], 2, tensors=[B_CSR], seed=seed, tensor=0, level=1)
