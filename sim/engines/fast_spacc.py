@@ -14,7 +14,7 @@ from fuseflow.sim.blocks.spacc import flush_tokens
 from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, REPEAT_CODE, TIME_DTYPE, Stream, arrival_max, coordinate_dtype, ends_with_done,
-    finish, follow_stamps, from_tokens, index_dtype, step_stamps,
+    finish, follow_stamps, from_tokens, step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.tokens import DONE
@@ -46,14 +46,13 @@ def _pair_keys(crd: Stream, val: Stream, fidx: np.ndarray, skip: np.ndarray, wid
     ``N``, ``D``) get ``(last - first) * width``, a slot past every key."""
     last = len(fidx) + 1 if last is None else last
     trash = (last - first) * width
-    dtype = index_dtype(max(trash, (len(fidx) + 1) * width))
     start = int(fidx[first - 1]) + 1 if first else 0
     stop = int(fidx[last - 1]) + 1 if last <= len(fidx) else len(crd)
     for lo in range(start, stop, CHUNK):
         hi = min(lo + CHUNK, stop)
         a, b = np.searchsorted(fidx, [lo, hi])
         cuts = fidx[a:b] - lo  # flushes in the slice: a run of one flush count ends at each
-        runs = np.arange(a - first, b - first + 1, dtype=dtype) * dtype(width)
+        runs = np.arange(a - first, b - first + 1, dtype=np.int64) * width  # intp: ufunc.at indexes fastest
         key = np.repeat(runs, np.diff(cuts, prepend=-1, append=hi - lo - 1))
         np.add(key, crd.data[lo:hi], out=key, casting="unsafe")
         key[skip[np.searchsorted(skip, lo):np.searchsorted(skip, hi)] - lo] = trash
@@ -111,8 +110,10 @@ def spacc(ctx, ins):
     nflush = len(fidx)
     entry = (cc == DATA) & (val.code == DATA)  # the pairs that accumulate
     nentries = int(np.count_nonzero(entry))
-    width = int(crd.data.max(where=entry, initial=0)) + 1
-    if crd.data.min(where=entry, initial=0) < 0 or (nflush + 2) * width >= 2 ** 62:
+    low, width = int(crd.data.min()), int(crd.data.max()) + 1  # controls' payloads too (usually 0)
+    if low < 0:
+        low, width = int(crd.data.min(where=entry, initial=0)), int(crd.data.max(where=entry, initial=0)) + 1
+    if low < 0 or (nflush + 2) * width >= 2 ** 62:
         return None
     skip = np.flatnonzero(~entry)
     del entry

@@ -68,11 +68,6 @@ def fork(ctx, ins):
     return finish(ctx, ins, outs, None, _gap(ctx, s), stamps=stamps, shift=shift)
 
 
-_REPSIG = np.zeros(256, dtype=CODE_DTYPE)  # indexed by a code's byte: stops (0..127) -> S0
-_REPSIG[np.array([DATA, EMPTY_CODE, REPEAT_CODE], dtype=CODE_DTYPE).view(np.uint8)] = REPEAT_CODE
-_REPSIG[np.array([DONE_CODE], dtype=CODE_DTYPE).view(np.uint8)] = DONE_CODE
-
-
 def repsiggen(ctx, ins):
     """Data and ``N`` -> ``R``, stops -> ``S0``, ``D`` -> ``D``."""
     s = ins[0]
@@ -82,7 +77,9 @@ def repsiggen(ctx, ins):
     if stamped is None:
         return None
     stamps, shift = stamped
-    code = _REPSIG[s.code.view(np.uint8)]  # one table lookup per token
+    code = np.less(s.code, 0).view(CODE_DTYPE)  # data, N and the final D: 1; stops: 0 (S0)
+    code *= REPEAT_CODE
+    code[-1] = DONE_CODE
     # signals carry no payload: zeros from calloc take no memory until read
     out = Stream(code, np.zeros(len(s), np.int32), stamps, shift=shift)
     return finish(ctx, ins, [out], None, _gap(ctx, s), stamps=stamps, shift=shift)
