@@ -174,9 +174,8 @@ def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     ref_out = np.zeros(total, dtype=index_dtype((int(refs.max()) + 1) * n if rows else 0, int(refs.min()) * n if rows else 0))
     coords = np.arange(n, dtype=crd_out.dtype)
     crd_out[:-1].reshape(rows, n + 1)[:, :n] = coords
-    grid = ref_out[:-1].reshape(rows, n + 1)[:, :n]  # filled in place: no temporary of the full size
-    grid[...] = refs[:, None].astype(ref_out.dtype) * n
-    grid += coords
+    grid = ref_out[:-1].reshape(rows, n + 1)[:, :n]  # filled in place, in one pass: no full-size temporary
+    np.add(refs[:, None].astype(ref_out.dtype) * n, coords, out=grid)
     # clocks per fiber: its first step waits for the ref, then n - 1 steps, then the close waits
     # for the next token (two points per fiber, and D)
     runmax = s.runmax()
@@ -190,8 +189,7 @@ def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     check_stamps(int(points[-1]) + ii * n + ctx.latency)
     stamps = np.empty(total, dtype=TIME_DTYPE)
     grid = stamps[:-1].reshape(rows, n + 1)
-    grid[:, :n] = points[0:-1:2, None]
-    grid[:, :n] += ii * np.arange(n, dtype=TIME_DTYPE) + TIME_DTYPE(ctx.latency)
+    np.add(points[0:-1:2, None], ii * np.arange(n, dtype=TIME_DTYPE) + TIME_DTYPE(ctx.latency), out=grid[:, :n])
     grid[:, n] = points[1:-1:2] + ctx.latency
     stamps[-1] = points[-1] + ctx.latency
     return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], None, ii,
