@@ -339,7 +339,7 @@ def locate(ctx, ins):
         data &= ~under_empty
     elif not in_range:
         data = cc == DATA
-    if not in_range and (crd.data.min(where=data, initial=0) < 0 or crd.data.max(where=data, initial=0) >= size):
+    if not in_range and (crd.data.min(where=data, initial=0) < 0 or crd.data.max(where=data, initial=-1) >= size):
         return None
     parents = np.where(unit_code == DATA, ref.data[heads], 0)
     dtype = index_dtype(int(parents.max()) * size + size, int(parents.min()) * size)

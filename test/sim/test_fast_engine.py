@@ -118,6 +118,7 @@ CASES = [
     ("locate", ["2 S1 S2 0 S3 D", "1 S0 S1 3 S2 D"], 2, {}, {"tensor": None, "size": 4}),
     ("locate", ["S0 S0 1 2 S1 D", "0 1 2 S0 D"], 2, {"tensors": [DENSE]}, {"tensor": 0, "level": 1}),
     ("locate", ["D", "D"], 2, {}, {"tensor": None, "size": 4}),
+    ("locate", ["S0 S1 D", "0 1 S0 D"], 2, {}, {"tensor": None, "size": 0}),  # an empty level, empty fibers
     ("fork", ["0 1 2 S0 3 S1 D"], 2, {}, {}),
     ("fork", ["0 N 2 S0 3 4 5 S1 D"], 3, {}, {}),
     ("broadcast", ["0 1 S0 D"], 3, {}, {}),
