@@ -198,15 +198,18 @@ irdl.dialect @sam {
     irdl.attributes { "op" = %kind }
   }
 
-  // Reducer: sums (or maxes) each innermost fiber; removes one stop level.
+  // Reducer: sums (or maxes) each innermost fiber; removes one stop level. The optional outer
+  // operand is the coordinate stream of the level above the reduced one: with it the reducer
+  // tells an empty fiber (a coordinate: 0.0) from an empty outer fiber (a bare stop: no value).
   irdl.operation @reduce {
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
+    %crd = irdl.parametric @sam::@crd<>
     %sum = irdl.is "sum"
     %max = irdl.is "max"
     %kind = irdl.any_of(%sum, %max)
-    irdl.operands(input: %val)
+    irdl.operands(input: %val, outer: optional %crd)
     irdl.results(output: %val)
     irdl.attributes { "kind" = %kind }
   }

@@ -103,8 +103,11 @@ class GraphBuilder:
         operands = [lhs] if rhs is None else [lhs, rhs]
         return self._op("sam.alu", operands, [self.val_t], attrs).results[0]
 
-    def reduce(self, kind: str, val):
-        return self._op("sam.reduce", [val], [self.val_t],
+    def reduce(self, kind: str, val, outer=None):
+        """Reducer of ``val``'s innermost fibers; ``outer``, the coordinates of the level
+        above, when that level's fibers can be empty (see ``sim/blocks/reduce.py``)."""
+        operands = [val] if outer is None else [val, outer]
+        return self._op("sam.reduce", operands, [self.val_t],
                         {"kind": mlir.StringAttr.get(kind)}).results[0]
 
     def spacc(self, crds: list, val):

@@ -179,6 +179,7 @@ class _Scope:
     reduce: Reduce | None = None
     crd: dict = field(default_factory=dict)
     visited: list[str] = field(default_factory=list)
+    context: list = field(default_factory=list)     # (var, crd) iterated outside the scope
 
 
 class KernelLowering:
@@ -193,6 +194,7 @@ class KernelLowering:
         self.next_level: dict[int, int] = {}
         self.virtual: dict[int, _Virtual] = {}
         self.shared: dict[int, set[str]] = {}       # rid -> variables visited transparently
+        self.never_empty: set = set()               # crd streams whose fibers are never empty
 
     def run(self) -> None:
         root_ref = self.b.root()
@@ -223,7 +225,10 @@ class KernelLowering:
 
     def _visit(self, scope: _Scope, var: str, space) -> None:
         space, aliases = self._merge_same_levels(space, var)
+        covers_all = self._covers_all(space, var)
         crd, streams = self._build(space, scope, var)
+        if covers_all:
+            self.never_empty.add(crd)
         for uid, rep in aliases.items():
             while rep in aliases:           # a representative merged again further out
                 rep = aliases[rep]
@@ -303,7 +308,8 @@ class KernelLowering:
     def _activate(self, r: Reduce, parent: _Scope) -> None:
         done = self.shared.get(r.rid, set())
         vars_ = [v for v in self.order if (v in r.free or v in r.vars) and v not in done]
-        scope = _Scope(r.body, vars_, self._iteration_ref(parent), reduce=r)
+        context = parent.context + [(v, parent.crd[v]) for v in parent.visited]
+        scope = _Scope(r.body, vars_, self._iteration_ref(parent), reduce=r, context=context)
         self._visit_all(scope)
         vals = self._evaluate(r.body)
         vals, crds = self._reduce(r, scope, vals)
@@ -577,7 +583,7 @@ class KernelLowering:
                 continue
             below = live[live.index(var) + 1:]
             if not below:
-                vals = self.b.reduce(r.kind, vals)
+                vals = self.b.reduce(r.kind, vals, self._outer_if_sparse(scope, live, var, crds))
             else:
                 if r.kind != "sum":
                     raise LoweringError(self.k.loc, "a max reduction over a non-innermost index "
@@ -589,6 +595,31 @@ class KernelLowering:
             vals = self.b.alu("scalar_add" if r.kind == "sum" else "scalar_max", vals,
                               scalar=r.init)
         return vals, crds
+
+    def _outer_if_sparse(self, scope: _Scope, live: list[str], var: str, crds: dict):
+        """The coordinates of the level above ``var`` if its fibers can be empty: a reducer
+        needs them to tell an empty fiber of ``var`` from an empty outer fiber."""
+        index = live.index(var)
+        if index > 0:
+            outer = crds[live[index - 1]]
+        elif scope.context:
+            outer = scope.context[-1][1]
+        else:
+            return None                     # the root's single fiber
+        return None if outer in self.never_empty else outer
+
+    def _covers_all(self, space, var: str) -> bool:
+        """Whether ``space`` holds every coordinate of ``var`` (its fibers are never empty)."""
+        if self.k.sizes.get(var) == 0:
+            return False
+        if isinstance(space, Universe) or _is_full(space):
+            return True
+        if isinstance(space, Leaf):
+            return self._locatable(space, var)
+        if isinstance(space, Merge):
+            test = any if space.kind == "union" else all
+            return test(self._covers_all(c, var) for c in space.children)
+        return False
 
     def _write(self, root: Root, vals, crds) -> None:
         from fuseflow.dialects.types import storage_levels

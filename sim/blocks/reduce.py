@@ -10,12 +10,19 @@ REDUCE_KINDS = ("sum", "max")
 
 
 def reduce(ctx):
-    """val -> val. ``attrs['kind']`` in ``REDUCE_KINDS`` (default 'sum').
+    """val[, outer crd] -> val. ``attrs['kind']`` in ``REDUCE_KINDS`` (default 'sum').
 
     Values accumulate in float32 in arrival order (one step each); ``N`` is skipped at no cost.
     On ``S_k`` (one step) emits the fiber's result, then ``S(k-1)`` when ``k > 0``; an empty
     fiber yields 0.0 (for max too: max starts at -inf for every fiber). ``D`` passes (one step).
+
+    A bare ``S_k`` (k > 0) is ambiguous in the stream grammar: an empty last fiber, or an
+    empty *outer* fiber that holds no fiber at all. With the optional second input, the
+    coordinates of the level above, the reducer reads one outer token per fiber: a coordinate
+    (or ``N``) means a fiber, whose value is emitted; a stop means an empty outer fiber, and
+    only ``S(k-1)`` is emitted. Outer tokens cost no step.
     """
+    outer = len(ctx.block.inputs) > 1
     kind = ctx.block.attrs.get("kind", "sum")
     if kind not in REDUCE_KINDS:
         ctx.error(f"unknown reduce kind {kind!r}; valid kinds: {', '.join(REDUCE_KINDS)}")
@@ -27,12 +34,29 @@ def reduce(ctx):
         if tok is EMPTY:
             continue
         if tok is DONE:
+            if outer:
+                last = yield from ctx.recv(1)
+                if last is not DONE:
+                    ctx.error(f"outer coordinates hold {last!r} where the values are done")
             yield from ctx.send(0, DONE)
             ctx.step()
             return
         if is_stop(tok):
-            yield from ctx.send(0, acc if seen else np.float32(0.0))
+            fiber = True
+            if outer:
+                o = yield from ctx.recv(1)
+                if o is DONE or (is_stop(o) and (seen or o.level != tok.level - 1)):
+                    ctx.error(f"outer coordinates hold {o!r} where the values close a fiber "
+                              f"with {tok!r}")
+                fiber = not is_stop(o)
+            if fiber:
+                yield from ctx.send(0, acc if seen else np.float32(0.0))
             if tok.level > 0:
+                if outer and fiber:
+                    o = yield from ctx.recv(1)
+                    if not (is_stop(o) and o.level == tok.level - 1):
+                        ctx.error(f"outer coordinates hold {o!r} where the values close "
+                                  f"{tok!r}")
                 yield from ctx.send(0, Stop(tok.level - 1))
             acc, seen = init, False
         else:

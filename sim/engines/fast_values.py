@@ -197,6 +197,8 @@ def reduce(ctx, ins):
     """Sum or max per innermost fiber; one step per value, stop and ``D``, none per ``N``."""
     kind = ctx.block.attrs.get("kind", "sum")
     s = ins[0]
+    if len(ins) > 1:  # with outer coordinates: the reference reads them fiber by fiber
+        return None
     if kind not in REDUCE_KINDS or not ends_with_done(s) or np.any(s.code == REPEAT_CODE):
         return None
     stepping = np.flatnonzero(s.code != EMPTY_CODE)

@@ -155,6 +155,9 @@ func.func @reducers(%X: tensor<4x4xf32>) {
     %sum = "sam.reduce"(%v) {kind = "sum"} : (!sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     // CHECK-NEXT: "sam.reduce"(%[[V]]) {kind = "max"}
     %max = "sam.reduce"(%v) {kind = "max"} : (!sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    // A reducer with the coordinates of the level above (an outer fiber may be empty).
+    // CHECK-NEXT: "sam.reduce"(%[[V]], %{{.*}}#0) {kind = "sum"} : (!sam.val<f32, array<i64>>, !sam.crd) -> !sam.val<f32, array<i64>>
+    %osum = "sam.reduce"(%v, %i) {kind = "sum"} : (!sam.val<f32, array<i64>>, !sam.crd) -> !sam.val<f32, array<i64>>
     // CHECK-NEXT: %[[ACC:.*]]:2 = "sam.spacc"(%[[J:.*]]#0, %[[V]]) {order = 1 : i64} : (!sam.crd, !sam.val<f32, array<i64>>) -> (!sam.crd, !sam.val<f32, array<i64>>)
     // GENERIC: "sam.spacc"
     %jc, %acc = "sam.spacc"(%j, %v) {order = 1 : i64} : (!sam.crd, !sam.val<f32, array<i64>>) -> (!sam.crd, !sam.val<f32, array<i64>>)
