@@ -171,11 +171,8 @@ def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     out_code[n:-1:n + 1] = np.where(nxt >= 0, nxt + 1, 0)
     out_code[-1] = DONE_CODE
     crd_out = np.zeros(total, dtype=coordinate_dtype(n))
-    ref_out = np.zeros(total, dtype=index_dtype((int(refs.max()) + 1) * n if rows else 0, int(refs.min()) * n if rows else 0))
-    coords = np.arange(n, dtype=crd_out.dtype)
-    crd_out[:-1].reshape(rows, n + 1)[:, :n] = coords
-    grid = ref_out[:-1].reshape(rows, n + 1)[:, :n]  # filled in place, in one pass: no full-size temporary
-    np.add(refs[:, None].astype(ref_out.dtype) * n, coords, out=grid)
+    crd_out[:-1].reshape(rows, n + 1)[:, :n] = np.arange(n, dtype=crd_out.dtype)
+    ref_rows = (refs, n, index_dtype((int(refs.max()) + 1) * n if rows else 0, int(refs.min()) * n if rows else 0))
     # clocks per fiber: its first step waits for the ref, then n - 1 steps, then the close waits
     # for the next token (two points per fiber, and D)
     runmax = s.runmax()
@@ -192,8 +189,8 @@ def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     np.add(points[0:-1:2, None], ii * np.arange(n, dtype=TIME_DTYPE) + TIME_DTYPE(ctx.latency), out=grid[:, :n])
     grid[:, n] = points[1:-1:2] + ctx.latency
     stamps[-1] = points[-1] + ctx.latency
-    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], None, ii,
-                  steps=total, last=int(points[-1]))
+    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, None, stamps, rows=ref_rows)], None,
+                  ii, steps=total, last=int(points[-1]))
 
 
 def repeat(ctx, ins):

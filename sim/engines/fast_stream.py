@@ -41,12 +41,16 @@ class Stream:
     outputs with the input's stamps plus its latency, and shares the input's array.
     """
 
-    __slots__ = ("code", "data", "base", "shift", "monotone", "gap")
+    __slots__ = ("code", "_data", "rows", "base", "shift", "monotone", "gap")
 
-    def __init__(self, code: np.ndarray, data: np.ndarray, time: np.ndarray, monotone: bool = False, gap: int = 0,
-                 shift: int = 0):
+    def __init__(self, code: np.ndarray, data: np.ndarray | None, time: np.ndarray, monotone: bool = False,
+                 gap: int = 0, shift: int = 0, rows: tuple | None = None):
         self.code = code
-        self.data = data
+        self._data = data
+        self.rows = rows
+        """``(refs, n, dtype)`` when the payload is a dense scan's child references, laid out as
+        one row per reference r (``r*n + j`` for ``j < n``, then the close's 0) and a final 0:
+        built only if :attr:`data` is read (a value array reads whole rows instead)."""
         self.base = time
         self.shift = shift
         self.monotone = monotone
@@ -56,6 +60,13 @@ class Stream:
 
     def __len__(self) -> int:
         return len(self.code)
+
+    @property
+    def data(self) -> np.ndarray:
+        """The payload array (built from :attr:`rows` on first use)."""
+        if self._data is None:
+            self._data = dense_rows(*self.rows)
+        return self._data
 
     def tokens(self) -> list:
         """The tokens as the reference engine sends them (ints, ``numpy.float32``, controls)."""
@@ -86,6 +97,15 @@ class Stream:
     def same_stamps(self, other: "Stream") -> bool:
         """Whether both streams hold the same stamps."""
         return (self.base is other.base and self.shift == other.shift) or np.array_equal(self.time, other.time)
+
+
+def dense_rows(refs: np.ndarray, n: int, dtype) -> np.ndarray:
+    """The child references of dense fibers of size n under ``refs``, one row of n + 1 per
+    reference (the close's payload 0) and a final 0 (see :attr:`Stream.rows`)."""
+    out = np.zeros(len(refs) * (n + 1) + 1, dtype=dtype)
+    grid = out[:-1].reshape(len(refs), n + 1)[:, :n]  # filled in place, in one pass: no full-size temporary
+    np.add(refs[:, None].astype(dtype) * n, np.arange(n, dtype=dtype), out=grid)
+    return out
 
 
 def arrival_max(streams: list[Stream], out: np.ndarray | None = None) -> np.ndarray:

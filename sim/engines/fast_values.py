@@ -97,15 +97,36 @@ def _gather(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
+def _row_values(vals: np.ndarray, refs: np.ndarray, n: int) -> np.ndarray | None:
+    """The values under a dense scan's references (:attr:`Stream.rows`): row r of the level is
+    ``vals[r*n : r*n + n]``, copied whole, a slice of rows at a time; None if a row is missing."""
+    if not n or not len(refs) or refs.min() < 0 or (int(refs.max()) + 1) * n > len(vals):
+        return None
+    table = vals[:len(vals) // n * n].reshape(-1, n)
+    out = np.zeros(len(refs) * (n + 1) + 1, dtype=vals.dtype)
+    grid = out[:-1].reshape(len(refs), n + 1)[:, :n]
+    step = max(1, GATHER_CHUNK // n)
+    for lo in range(0, len(refs), step):
+        grid[lo:lo + step] = table[refs[lo:lo + step]]
+    return out
+
+
 def array(ctx, ins):
     """``vals[ref]`` for data, 0.0 for ``N``; controls pass."""
     s = ins[0]
     stamped = _per_token(ctx, s)
-    if stamped is None or s.data.dtype.kind != "i":
+    if stamped is None:
         return None
     stamps, shift = stamped
     vals = ctx.tensor().vals
     code = s.code
+    out = _row_values(vals, *s.rows[:2]) if s.rows is not None else None
+    if out is not None:  # no N among a dense scan's references
+        ctx.stats.val_reads += len(s.rows[0]) * s.rows[1]
+        return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps,
+                      shift=shift)
+    if s.data.dtype.kind != "i":
+        return None
     loads = int(np.count_nonzero(code == DATA))
     if len(vals) and 0 <= s.data.min() and s.data.max() < len(vals):  # controls hold valid refs too (usually 0)
         out = _gather(vals, s.data)  # a control's payload is never read

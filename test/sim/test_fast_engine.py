@@ -168,6 +168,24 @@ def test_vectorized_blocks_decline_what_they_do_not_cover(kind, inputs, n_out, a
     assert VECTORIZED[kind](ctx, [from_tokens(stream(s)) for s in inputs]) is None
 
 
+def test_array_reads_whole_rows_under_a_dense_scan():
+    """A dense scan's child references stay rows until read; an array copies whole rows of the
+    level's values, with the reference's tokens, stamps and reads."""
+    scan = Block("scan", "scan", ("r",), ("c", "ref"), {"tensor": 0, "level": 1})
+    ctx, _, _ = _context(scan, [DENSE])
+    _, refs = VECTORIZED["scan"](ctx, [from_tokens(stream("2 0 S0 D"), [1, 4, 4, 9])])
+    assert refs.rows is not None and refs._data is None
+    arr = Block("arr", "array", ("ref",), ("val",), {"tensor": 0})
+    want, ref_ctx = run_block(arr, [refs.pairs()], [DENSE])
+    assert refs._data is not None  # pairs() built the payload; the array still reads rows
+    ctx, _, _ = _context(arr, [DENSE])
+    (got,) = VECTORIZED["array"](ctx, [refs])
+    assert [(token_key(t), x) for t, x in want[0]] == [(token_key(t), x) for t, x in got.pairs()]
+    assert format_stream(t for t, _ in want[0]) == "3.0 4.0 0.0 5.0 S0 0.0 1.0 0.0 2.0 S1 D"
+    ref_ctx.stats.cycles, ctx.stats.cycles = ref_ctx.clock, ctx.clock
+    assert ctx.stats.to_dict() == ref_ctx.stats.to_dict() and ctx.stats.val_reads == 8
+
+
 def test_locate_into_a_compressed_level_is_left_to_the_reference():
     block = Block("b", "locate", ("c", "r"), ("o0", "o1"), {"tensor": 0, "level": 1})
     ctx, _, _ = _context(block, [B_CSR])
