@@ -1,9 +1,11 @@
 """The fast engine against the reference engine on whole graphs: outputs bit for bit, total
 cycles, every block's statistics and (for hand-built graphs) every channel's tokens and stamps.
 
-Graphs: those of ``test_sim_engine.py``, every kernel of ``fuseflow.kernels`` compiled from its
-PyTorch module, a small GCN at every fusion level, and random matrices, formats, sparsities and
-timing parameters (hypothesis).
+Graphs: those of ``test_sim_engine.py``, graphs that locate into dense levels (a vector, a
+matrix whose next level is scanned under the located references, rows of a union with ``N`` on
+both inputs), every kernel of ``fuseflow.kernels`` compiled from its PyTorch module, a small GCN
+at every fusion level, and random matrices, formats, sparsities and timing parameters
+(hypothesis).
 """
 
 import functools
