@@ -74,22 +74,19 @@ def locate_union_graph(rows: int = ROWS.shape[0]) -> BlockGraph:
     """x_i = sum_j A_ij D_ij over the union of the rows of A (input 0, compressed rows) and D
     (input 1, compressed rows of dense fibers): D's j level is located by A's j under the
     union's D references, so both the coordinates (A lacks a row) and the parent references
-    (D lacks a row) hold ``N``."""
+    (D lacks a row) hold ``N``. Values, product, sum and writers are those of :func:`spmv_graph`
+    (A in place of B, D in place of c)."""
+    tail = ("arr_B", "arr_c", "mul", "red_j", "write_i", "write_x")
     return BlockGraph([
         Block("root", "root", (), ("r0",)),
         Block("bc_root", "broadcast", ("r0",), ("r0_A", "r0_D")),
         Block("scan_Ai", "scan", ("r0_A",), ("crd_Ai", "ref_Ai"), {"tensor": 0, "level": 0}),
         Block("scan_Di", "scan", ("r0_D",), ("crd_Di", "ref_Di"), {"tensor": 1, "level": 0}),
-        Block("union_i", "union", ("crd_Ai", "crd_Di", "ref_Ai", "ref_Di"), ("crd_i", "uref_A", "uref_D"),
+        Block("union_i", "union", ("crd_Ai", "crd_Di", "ref_Ai", "ref_Di"), ("crd_i_w", "uref_A", "uref_D"),
               {"ref_groups": [1, 1]}),
-        Block("scan_Aj", "scan", ("uref_A",), ("crd_Aj", "ref_Aj"), {"tensor": 0, "level": 1}),
-        Block("locate_j", "locate", ("crd_Aj", "uref_D"), ("ref_Dj", "crd_j"), {"tensor": 1, "level": 1}),
-        Block("arr_A", "array", ("ref_Aj",), ("val_A",), {"tensor": 0}),
-        Block("arr_D", "array", ("ref_Dj",), ("val_D",), {"tensor": 1}),
-        Block("mul", "alu", ("val_A", "val_D"), ("prod",), {"op": "mul"}),
-        Block("red_j", "reduce", ("prod",), ("x",), {"kind": "sum"}),
-        Block("write_i", "level_write", ("crd_i",), (), {"result": 0, "level": 0}),
-        Block("write_x", "value_write", ("x",), (), {"result": 0}),
+        Block("scan_Aj", "scan", ("uref_A",), ("crd_Aj", "ref_B"), {"tensor": 0, "level": 1}),
+        Block("locate_j", "locate", ("crd_Aj", "uref_D"), ("ref_cc", "crd_j"), {"tensor": 1, "level": 1}),
+        *(b for b in spmv_graph().blocks if b.name in tail),
     ], [TensorFormat((rows,), (LevelSpec("compressed", 0),))])
 
 
