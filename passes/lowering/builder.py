@@ -24,12 +24,16 @@ class GraphBuilder:
         self.val_t = mlir.Type.parse("!sam.val<f32, array<i64>>")
         self._built: dict = {}
 
+    @staticmethod
+    def _key(name, operands, attrs) -> tuple:
+        return (name, tuple(operands), tuple(sorted((k, str(v)) for k, v in attrs.items())))
+
     def _op(self, name, operands, results, attrs=None, pure=True):
         """Creates an op, or returns the identical one built before (streams are built once)."""
         attrs = attrs or {}
         key = None
         if pure:
-            key = (name, tuple(operands), tuple(sorted((k, str(v)) for k, v in attrs.items())))
+            key = self._key(name, operands, attrs)
             if key in self._built:
                 return self._built[key]
         op = mlir.Operation.create(name, results=results, operands=operands,
@@ -55,12 +59,12 @@ class GraphBuilder:
         """Reference into dense ``level`` of input ``tensor`` for each coordinate of ``crd``
         (``parent`` holds one reference per fiber of ``crd``): random access, no scan. At the
         coordinates of a scan of that same level from ``parent`` it is the scan's reference."""
-        scan = self._built.get(("sam.scan", (parent, self.tensors[tensor]),
-                                (("level", str(self._i64(level))),)))
+        attrs = {"level": self._i64(level)}
+        scan = self._built.get(self._key("sam.scan", [parent, self.tensors[tensor]], attrs))
         if scan is not None and scan.results[0] == crd:
             return scan.results[1]
         op = self._op("sam.locate", [crd, parent, self.tensors[tensor]], [self.ref_t, self.crd_t],
-                      {"level": self._i64(level)})
+                      attrs)
         return op.results[0]
 
     def range_scan(self, parent, size: int):

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fuseflow.passes.lowering.einsum import Const, KernelExpr, Op, Reduce, Root, Use, _var_rank
+from fuseflow.passes.lowering.einsum import (Const, KernelExpr, Op, Reduce, Root, Use, _collect,
+                                             _var_rank)
 
 
 def _shape(expr, sizes: dict, names: dict) -> tuple:
@@ -65,7 +66,6 @@ def unify_copies(kernel: KernelExpr) -> KernelExpr:
     """``kernel`` with the bound variables of every copy of a reduction renamed to those of
     its first copy; variables no longer used are dropped from ``sizes``."""
     first: dict[tuple, Reduce] = {}
-    uses: dict[int, Use] = {}
 
     def visit(expr):
         if isinstance(expr, Op):
@@ -74,29 +74,17 @@ def unify_copies(kernel: KernelExpr) -> KernelExpr:
             key = (expr.free, _shape(expr, kernel.sizes, {v: (v,) for v in expr.free}))
             canon = first.get(key)
             if canon is not None:
-                mapping = dict(zip(_bound(expr, []), _bound(canon, [])))
-                renamed = _rename(expr, mapping)
-                _collect_uses(renamed, uses)
-                return renamed
+                return _rename(expr, dict(zip(_bound(expr, []), _bound(canon, []))))
             new = Reduce(expr.rid, expr.kind, expr.vars, visit(expr.body), expr.init, expr.free)
             first[key] = new
             return new
-        if isinstance(expr, Use):
-            uses[expr.uid] = expr
         return expr
 
     roots = [Root(visit(r.expr), r.out_vars, r.result_type, r.index) for r in kernel.roots]
-    used = {v for u in uses.values() for v in u.vars} | {v for r in roots for v in r.out_vars}
+    uses: list[Use] = []
+    for root in roots:
+        _collect(root.expr, Use, uses)
+    renamed = {u.uid: u for u in uses}
+    used = {v for u in uses for v in u.vars} | {v for r in roots for v in r.out_vars}
     sizes = {v: n for v, n in kernel.sizes.items() if v in used}
-    return KernelExpr(roots, [uses.get(u.uid, u) for u in kernel.uses], sizes, kernel.loc)
-
-
-def _collect_uses(expr, uses: dict) -> None:
-    if isinstance(expr, Use):
-        uses[expr.uid] = expr
-    elif isinstance(expr, Op):
-        for a in expr.args:
-            _collect_uses(a, uses)
-    elif isinstance(expr, Reduce):
-        _collect_uses(expr.body, uses)
-
+    return KernelExpr(roots, [renamed.get(u.uid, u) for u in kernel.uses], sizes, kernel.loc)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fuseflow.dialects.types import storage_levels
 from fuseflow.passes.lowering.builder import GraphBuilder
 from fuseflow.passes.lowering.einsum import (
     Const,
@@ -195,6 +196,7 @@ class KernelLowering:
         self.virtual: dict[int, _Virtual] = {}
         self.shared: dict[int, set[str]] = {}       # rid -> variables visited transparently
         self.never_empty: set = set()               # crd streams whose fibers are never empty
+        self.formats: dict[int, tuple[str, ...]] = {}  # operand -> storage level formats
 
     def run(self) -> None:
         root_ref = self.b.root()
@@ -230,8 +232,6 @@ class KernelLowering:
         if covers_all:
             self.never_empty.add(crd)
         for uid, rep in aliases.items():
-            while rep in aliases:           # a representative merged again further out
-                rep = aliases[rep]
             streams[("u", uid)] = streams[("u", rep)]
             self.next_level[uid] = self.next_level[rep]
         scope.crd[var] = crd
@@ -467,7 +467,12 @@ class KernelLowering:
                 children.append(child)
             return _merge(node.kind, children)
 
-        return canonical(space), aliases
+        space = canonical(space)
+        for uid, rep in aliases.items():
+            while rep in aliases:           # a representative merged again further out
+                rep = aliases[rep]
+            aliases[uid] = rep
+        return space, aliases
 
     def _locatable(self, node, var: str) -> bool:
         """Whether ``node`` is a use whose next level (over ``var``) is dense, as are all the
@@ -483,10 +488,10 @@ class KernelLowering:
         return all(f == "dense" for f in formats[:u.levels[index] + 1])
 
     def _level_formats(self, operand: int) -> tuple[str, ...]:
-        from fuseflow.dialects.types import storage_levels
-
-        _, levels = storage_levels(self.b.tensors[operand].type)
-        return tuple(lv.format for lv in levels)
+        if operand not in self.formats:
+            _, levels = storage_levels(self.b.tensors[operand].type)
+            self.formats[operand] = tuple(lv.format for lv in levels)
+        return self.formats[operand]
 
     def _split_located(self, space: Merge, var: str):
         """(dense leaves to locate, the children that drive the join) of a merged space.
@@ -622,8 +627,6 @@ class KernelLowering:
         return False
 
     def _write(self, root: Root, vals, crds) -> None:
-        from fuseflow.dialects.types import storage_levels
-
         _, levels = storage_levels(root.result_type)
         streams = [crds[v] for v in root.out_vars]
         for lvl in range(len(streams) - 2, -1, -1):
