@@ -70,3 +70,16 @@ def test_row_sums_of_dcsr_with_empty_rows(rows):
     a = _sparse(4, 5, 0.6, 5, empty_rows=rows)
     compiled = fuseflow.compile(RowSum(), (a,), fuseflow.Schedule(formats={"a": "dcsr"}))
     assert torch.equal(compiled.simulate(a).output, a.sum(dim=1))
+
+
+def test_engines_agree_on_reducers_with_outer_coordinates():
+    a = _sparse(6, 6, 0.5, 0, empty_rows=(0, 2, 5))
+    h = torch.rand(6, 5, generator=torch.Generator().manual_seed(2))
+    w = _sparse(5, 4, 0.5, 3)
+    inputs = (a.to_sparse_csr(), h, w.to_sparse_csc())
+    compiled = fuseflow.compile(ChainCSC(), inputs, fuseflow.Schedule(fusion="full"))
+    ref = compiled.simulate(*inputs, engine="reference")
+    fast = compiled.simulate(*inputs, engine="fast")
+    assert torch.equal(ref.output, fast.output)
+    assert ref.cycles == fast.cycles
+    assert {k: s.summary() for k, s in ref.stats.items()} == {k: s.summary() for k, s in fast.stats.items()}
