@@ -6,6 +6,7 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
-# torch is pinned to the CPU wheel (a looser pin pulls a multi-GB CUDA build).
-.venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0
+# The exact versions tested; pyproject.toml states ranges. torch is pinned to the CPU wheel
+# (a looser pin pulls a multi-GB CUDA build).
+.venv/bin/pip install --quiet --disable-pip-version-check torch==2.13.0 torch-mlir==20261001
 .venv/bin/pip install --quiet --disable-pip-version-check -e '.[test]'

@@ -9,6 +9,12 @@ what they use.
 """
 
 import importlib
+from importlib import metadata
+
+try:
+    __version__ = metadata.version("fuseflow")
+except metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 _EXPORTS = {
     "compile": "fuseflow.compiler",
@@ -16,12 +22,18 @@ _EXPORTS = {
     "Schedule": "fuseflow.compiler",
     "SimulationResult": "fuseflow.compiler",
     "Arch": "fuseflow.sim.arch",
+    "MemoryModel": "fuseflow.sim.memory",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "__version__"])
 
 
 def __getattr__(name):
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'fuseflow' has no attribute '{name}'")
+
+
+def __dir__():
+    """Completion lists the lazily imported public names too."""
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
+import os
+import pkgutil
 import re
 import sys
 import traceback
 import typing
+from collections import Counter
 from dataclasses import dataclass
 
-from fuseflow import mlir
+from fuseflow import mlir, textcheck
 from fuseflow.dialects import verify
 from fuseflow.passes import registry
-from fuseflow.passes.base import ChoiceEnum, PipelineError
+from fuseflow.passes.base import ChoiceEnum, Pass, PipelineError
 from fuseflow.pipeline import Pipeline
 
 TOOL = "fuseflow-opt"
@@ -188,7 +192,8 @@ def check_expected(diags: list[Diag], expected: list[Expected], source: Source) 
         match = next((e for e in expected if e.matches(diag, source.name)), None)
         if match is None:
             bare = dataclasses.replace(diag, notes=())
-            report.append(source.format(bare, "error", f"unexpected {diag.severity}: {diag.message}"))
+            report.append(source.format(bare, "error",
+                                        f"unexpected {diag.severity}: {diag.message}"))
         else:
             match.seen = True
     for exp in expected:
@@ -301,6 +306,13 @@ class Options:
     split_marker: str | None = None
     verify_diagnostics: bool = False
     print_ir_after_all: bool = False
+    print_ir_before_all: bool = False
+    print_ir_after_change: bool = False
+    print_ir_after_failure: bool = False
+    print_ir_tree_dir: str | None = None
+    pass_statistics: bool = False
+    allow_unregistered_dialect: bool = False
+    dump_pass_pipeline: bool = False
     print_generic: bool = False
     print_debuginfo: bool = False
     timing: bool = False
@@ -336,7 +348,8 @@ def _build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
         parser.add_argument(*flags, **kwargs)
 
     add("input", nargs="?", default="-", help="input file ('-' for stdin, the default)")
-    add("-o", dest="output", default="-", metavar="FILE", help="output file (default: stdout)")
+    add("-o", dest="output", default="-", metavar="FILE",
+        help="output file (default: stdout); also -o=FILE")
     add("--pass-pipeline", default=None, metavar="PIPELINE",
         help="pipeline in mlir-opt syntax, e.g. 'builtin.module(canonicalize,sam-verify)'")
     add("--split-input-file", default=None, metavar="MARKER",
@@ -344,6 +357,22 @@ def _build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
     add("--verify-diagnostics", action="store_true",
         help="check emitted diagnostics against // expected-error comments")
     add("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass")
+    add("--mlir-print-ir-before-all", action="store_true", help="print the IR before every pass")
+    add("--mlir-print-ir-after-change", action="store_true",
+        help="print the IR after every pass that changed it")
+    add("--mlir-print-ir-after-failure", action="store_true",
+        help="print the IR after the pass that failed")
+    add("--mlir-print-ir-tree-dir", default=None, metavar="DIR",
+        help="write the IR dumps of the --mlir-print-ir-* flags to files under DIR "
+             "(one folder per operation) instead of stderr")
+    add("--mlir-pass-statistics", action="store_true",
+        help="report what each pass changed (operation counts by name) on stderr")
+    add("--allow-unregistered-dialect", action="store_true",
+        help="accept operations of dialects that are not registered")
+    add("--show-dialects", action="store_true", help="list the registered dialects and exit")
+    add("--dump-pass-pipeline", action="store_true",
+        help="print the pipeline (named pipelines expanded) on stderr before running it")
+    add("--version", action="store_true", help="print the version and exit")
     add("--mlir-print-op-generic", action="store_true", help="print ops in generic form")
     add("--mlir-print-debuginfo", action="store_true", help="print source locations")
     add("--mlir-timing", action="store_true", help="report the time taken by each pass")
@@ -372,14 +401,34 @@ def _is_upstream_pass(name: str) -> bool:
 _BARE_FLAG_VALUES = {"--split-input-file": SPLIT_MARKER, "--verify-each": "true"}
 
 
+def _normalize_spellings(argv: list[str]) -> list[str]:
+    """mlir-opt's spellings in argparse's form: ``-o=FILE`` becomes ``-o FILE``,
+    ``-name`` becomes ``--name``, a bare ``--split-input-file`` or ``--verify-each`` gets its
+    default value, and ``--split-input-file MARKER`` takes the next argument as its marker when
+    that starts with ``//`` and names no existing file (markers are comment lines)."""
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg.startswith("-o="):
+            out += ["-o", arg[3:]]
+            continue
+        if len(arg) > 2 and arg[0] == "-" and arg[1] != "-":
+            arg = "-" + arg  # like mlir-opt, accept -name for --name
+        if arg == "--split-input-file" and i < len(argv) and argv[i].startswith("//") \
+                and not os.path.exists(argv[i]):
+            arg = f"{arg}={argv[i]}"
+            i += 1
+        elif arg in _BARE_FLAG_VALUES:
+            arg = f"{arg}={_BARE_FLAG_VALUES[arg]}"
+        out.append(arg)
+    return out
+
+
 def _split_pass_flags(argv: list[str], tool_flags: set[str]) -> tuple[list[str], list[str]]:
     """Separates pass flags (``--name`` or ``--name=options``, in order) from tool arguments."""
     rest, passes = [], []
-    for arg in argv:
-        if len(arg) > 2 and arg[0] == "-" and arg[1] != "-":
-            arg = "-" + arg  # like mlir-opt, accept -name for --name
-        if arg in _BARE_FLAG_VALUES:
-            arg = f"{arg}={_BARE_FLAG_VALUES[arg]}"
+    for arg in _normalize_spellings(argv):
         name, eq, value = arg[2:].partition("=")
         if arg.startswith("--") and name not in tool_flags and (
                 registry.is_registered(name) or _is_upstream_pass(name)):
@@ -401,8 +450,22 @@ def parse_command_line(argv: list[str]) -> Options | str:
         raise UsageError(f"unknown command line argument '{arg}'; try '{TOOL} --help'")
     if args.help:
         return parser.format_help() + "\n" + list_passes()
+    if args.version:
+        return version_text()
+    if args.show_dialects:
+        return "Available Dialects: " + ", ".join(registered_dialects()) + "\n"
     if args.list_passes:
         return list_passes()
+    printing = (args.mlir_print_ir_after_all or args.mlir_print_ir_before_all
+                or args.mlir_print_ir_after_change or args.mlir_print_ir_after_failure)
+    if args.mlir_print_ir_tree_dir is not None and not printing:
+        raise UsageError("--mlir-print-ir-tree-dir needs one of --mlir-print-ir-after-all, "
+                         "--mlir-print-ir-before-all, --mlir-print-ir-after-change, "
+                         "--mlir-print-ir-after-failure")
+    for flag, path in (("-o", args.output),
+                       ("--mlir-pass-pipeline-crash-reproducer",
+                        args.mlir_pass_pipeline_crash_reproducer)):
+        _check_writable(flag, path)
     if args.pass_pipeline is not None and passes:
         raise UsageError("--pass-pipeline cannot be combined with pass flags "
                          f"(--{passes[0].split('{')[0]})")
@@ -412,11 +475,61 @@ def parse_command_line(argv: list[str]) -> Options | str:
     return Options(
         input=args.input, output=args.output, pipeline=pipeline,
         split_marker=args.split_input_file, verify_diagnostics=args.verify_diagnostics,
-        print_ir_after_all=args.mlir_print_ir_after_all, print_generic=args.mlir_print_op_generic,
+        print_ir_after_all=args.mlir_print_ir_after_all,
+        print_ir_before_all=args.mlir_print_ir_before_all,
+        print_ir_after_change=args.mlir_print_ir_after_change,
+        print_ir_after_failure=args.mlir_print_ir_after_failure,
+        print_ir_tree_dir=args.mlir_print_ir_tree_dir, pass_statistics=args.mlir_pass_statistics,
+        allow_unregistered_dialect=args.allow_unregistered_dialect,
+        dump_pass_pipeline=args.dump_pass_pipeline, print_generic=args.mlir_print_op_generic,
         print_debuginfo=args.mlir_print_debuginfo, timing=args.mlir_timing,
         verify_each=_parse_bool(args.verify_each, "--verify-each"),
         verify_on_parse=not args.no_fuseflow_verify_on_parse,
         reproducer=args.mlir_pass_pipeline_crash_reproducer, run_reproducer=args.run_reproducer)
+
+
+def _check_writable(flag: str, path: str | None) -> None:
+    """Rejects an output path whose folder does not exist, before any input is read."""
+    if path is None or path == "-":
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write {flag} file '{path}': folder '{folder}' does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {flag} file '{path}': it is a folder")
+
+
+def version_text() -> str:
+    """The tool's version and the MLIR it is built on."""
+    from importlib import metadata
+
+    import fuseflow
+
+    return (f"{TOOL} (FuseFlow) {fuseflow.__version__}\n"
+            f"  MLIR from torch-mlir {metadata.version('torch-mlir')}\n")
+
+
+def registered_dialects() -> list[str]:
+    """The dialects a fuseflow-opt context can parse, sorted: upstream dialects with Python
+    bindings that are registered in the context, and FuseFlow's ``fuse`` and ``sam``."""
+    import torch_mlir.dialects as bindings
+
+    ctx = mlir.new_context()
+    names = set()
+    for module in pkgutil.iter_modules(bindings.__path__):
+        if not module.name.endswith("_ops_gen"):
+            continue
+        dialect = getattr(importlib.import_module(f"{bindings.__name__}.{module.name}"),
+                          "_Dialect", None)
+        if dialect is None:
+            continue
+        try:
+            ctx.get_dialect_descriptor(dialect.DIALECT_NAMESPACE)
+        except ValueError:
+            continue  # bindings of a dialect this build does not register (e.g. torch)
+        names.add(dialect.DIALECT_NAMESPACE)
+    names.update(name for name in ("fuse", "sam") if ctx.is_dialect_loaded(name))
+    return sorted(names)
 
 
 def list_passes() -> str:
@@ -473,6 +586,7 @@ class OptDriver:
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.ctx = mlir.new_context()
+        self.ctx.allow_unregistered_dialects = options.allow_unregistered_dialect
         self.diags: list[Diag] = []
         self.source = Source(STDIN_NAME, "")
         self.reproducer_written = False
@@ -494,12 +608,15 @@ class OptDriver:
         self.source = Source(name, text)
         self.pipeline = Pipeline.parse(pipeline_text)
         self.verify_each = verify_each
-        self.pm = self.pipeline.pass_manager(self.ctx, verify_each=verify_each,
-                                             timing=opts.timing)
-        if opts.print_ir_after_all:
-            self.pm.enable_ir_printing(print_after_all=True,
-                                       print_generic_op_form=opts.print_generic,
-                                       enable_debug_info=opts.print_debuginfo)
+        if opts.dump_pass_pipeline:
+            self.stderr.write(f"Pass Manager with {len(self.pipeline.steps)} passes:\n"
+                              f"{self.pipeline.text()}\n")
+        # With statistics each step runs in its own pass manager, to count ops between steps.
+        if opts.pass_statistics:
+            self.stages = [(step, self.pass_manager(Pipeline.of(step)))
+                           for step in self.pipeline.steps]
+        else:
+            self.stages = [(None, self.pass_manager(self.pipeline))]
         outputs, failed = [], False
         handler = self.ctx.attach_diagnostic_handler(self._on_diagnostic)
         try:
@@ -527,6 +644,26 @@ class OptDriver:
         self.stderr.write("".join(report + self.notices))
         return output, failed
 
+    def pass_manager(self, pipeline: Pipeline) -> "mlir.PassManager":
+        """A pass manager for ``pipeline`` with the run's verifier, timing and IR printing."""
+        opts = self.options
+        pm = pipeline.pass_manager(self.ctx, verify_each=self.verify_each, timing=opts.timing)
+        if (opts.print_ir_after_all or opts.print_ir_before_all or opts.print_ir_after_change
+                or opts.print_ir_after_failure):
+            if opts.print_ir_tree_dir:
+                os.makedirs(opts.print_ir_tree_dir, exist_ok=True)
+            # The after-change and after-failure flags filter printing after passes (as in
+            # MLIR's instrumentation); on their own they turn it on.
+            pm.enable_ir_printing(
+                print_before_all=opts.print_ir_before_all,
+                print_after_all=(opts.print_ir_after_all or opts.print_ir_after_change
+                                 or opts.print_ir_after_failure),
+                print_after_change=opts.print_ir_after_change,
+                print_after_failure=opts.print_ir_after_failure,
+                print_generic_op_form=opts.print_generic, enable_debug_info=opts.print_debuginfo,
+                tree_printing_dir_path=opts.print_ir_tree_dir)
+        return pm
+
     def process(self, chunk: Chunk) -> str | None:
         """Parses, verifies and transforms one chunk; its printed result, or None on failure."""
         module = self.parse(chunk.text())
@@ -545,6 +682,11 @@ class OptDriver:
 
     def parse(self, text: str):
         """The module of ``text`` with locations naming the input, or None after errors."""
+        problems = textcheck.find_crashing_constructs(text)
+        if problems:
+            self.diags.extend(Diag("error", self.source.name, p.line, p.col, p.message)
+                              for p in problems)
+            return None
         try:
             module = mlir.Module.parse(text, self.ctx)
         except mlir.MLIRError as err:
@@ -560,8 +702,15 @@ class OptDriver:
             snapshot = module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
         self.stdout.flush()
         self.stderr.flush()  # IR printing writes to the process's stderr directly
+        statistics = []
         try:
-            self.pm.run(module.operation)
+            for step, pm in self.stages:
+                before = None if step is None else _op_counts(module.operation)
+                pm.run(module.operation)
+                if step is not None:
+                    statistics.append(_statistics(step, before, _op_counts(module.operation)))
+            if statistics:
+                self.notices.append(_STATISTICS_HEADER + "".join(statistics))
             return True
         except mlir.MLIRError as err:
             found = [Diag.from_mlir(d, self.source.name) for d in err.error_diagnostics]
@@ -576,8 +725,13 @@ class OptDriver:
     def write_reproducer(self, module_asm: str) -> None:
         path = self.options.reproducer
         reproducer = Reproducer(self.pipeline.text(), self.verify_each)
-        with open(path, "w") as f:
-            f.write(reproducer.render(module_asm, path))
+        try:
+            with open(path, "w") as f:
+                f.write(reproducer.render(module_asm, path))
+        except OSError as err:
+            self.notices.append(f"{TOOL}: error: cannot write reproducer '{path}': "
+                                f"{err.strerror}\n")
+            return
         self.reproducer_written = True
         self.notices.append(f"{TOOL}: reproducer written to '{path}'; replay with: "
                             f"{TOOL} --run-reproducer {path}\n")
@@ -595,8 +749,40 @@ class OptDriver:
         if path == "-":
             self.stdout.write(text)
         elif keep:
-            with open(path, "w") as f:
-                f.write(text)
+            try:
+                with open(path, "w") as f:
+                    f.write(text)
+            except OSError as err:
+                raise UsageError(f"cannot write output file '{path}': {err.strerror}") from None
+
+
+_STATISTICS_HEADER = ("===" + "-" * 73 + "===\n" + " " * 25 + "... Pass statistics report ...\n"
+                      + "===" + "-" * 73 + "===\n")
+
+
+def _op_counts(op) -> Counter:
+    """Operations nested in ``op`` (itself included), by name."""
+    counts = Counter([op.name])
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                counts += _op_counts(child.operation)
+    return counts
+
+
+def _statistics(step, before: Counter, after: Counter) -> str:
+    """One pass's statistics: operation counts before and after, and the change per op name.
+
+    (The torch-mlir build compiles MLIR's own pass statistics out, so these are measured by
+    the driver.)"""
+    name = step.pipeline_text() if isinstance(step, Pass) else step
+    lines = [f"{name}\n", f"  (S) {sum(before.values())} ops-before - operations before the pass\n",
+             f"  (S) {sum(after.values())} ops-after - operations after the pass\n"]
+    for op_name in sorted(set(before) | set(after)):
+        delta = after[op_name] - before[op_name]
+        if delta:
+            lines.append(f"  (S) {delta:+d} {op_name} - change in '{op_name}' operations\n")
+    return "".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
