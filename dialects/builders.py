@@ -8,6 +8,7 @@ them and read the used slots back.
 from __future__ import annotations
 
 from fuseflow import mlir
+from fuseflow.errors import FuseFlowError
 
 # IRDL cannot declare terminators; container bodies end in this upstream parent-agnostic one.
 TERMINATOR = "gpu.yield"
@@ -15,7 +16,7 @@ MAX_INPUTS = 32
 MAX_RESULTS = 8
 
 
-class CapacityError(ValueError):
+class CapacityError(FuseFlowError, ValueError):
     """A kernel with more inputs or results than the container ops have slots."""
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuseflow import mlir
+from fuseflow.errors import FuseFlowError
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class Level:
     block: int = 1
 
 
-class UnsupportedTypeError(ValueError):
+class UnsupportedTypeError(FuseFlowError, ValueError):
     """A tensor type whose storage the lowering cannot scan; the message names it."""
 
 

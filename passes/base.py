@@ -14,13 +14,14 @@ import typing
 from typing import Any, ClassVar
 
 from fuseflow import mlir
+from fuseflow.errors import FuseFlowError
 
 
-class PassFailure(Exception):
+class PassFailure(FuseFlowError):
     """Raised inside a pass after it emitted its located error diagnostics."""
 
 
-class PipelineError(ValueError):
+class PipelineError(FuseFlowError, ValueError):
     """A pipeline string or pass option that cannot be parsed; the message names the problem."""
 
 
@@ -98,7 +99,7 @@ def emit_error(op_or_loc, message: str) -> PassFailure:
     """Emits a located error diagnostic and returns the exception to raise."""
     loc = op_or_loc if isinstance(op_or_loc, mlir.Location) else op_or_loc.location
     loc.emit_error(message)
-    return PassFailure(message)
+    return PassFailure(message, loc)
 
 
 def _parse_value(hint, text: str, what: str):

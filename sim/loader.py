@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from fuseflow import mlir
 from fuseflow.dialects.types import Level, storage_levels
+from fuseflow.errors import FuseFlowError
 from fuseflow.sim.formats import LevelSpec, TensorFormat
 from fuseflow.sim.graph import Block, BlockGraph
 
@@ -22,7 +23,7 @@ OP_KINDS = {
 }
 
 
-class LoaderError(ValueError):
+class LoaderError(FuseFlowError, ValueError):
     """A sam.graph the simulator cannot load; names the op."""
 
 
@@ -86,7 +87,7 @@ def load_graph(graph_op) -> BlockGraph:
     for index, op in enumerate(ops):
         kind = OP_KINDS.get(op.name)
         if kind is None:
-            raise LoaderError(f"{_loc(op)}: op '{op.name}' cannot be simulated")
+            raise LoaderError(f"op '{op.name}' cannot be simulated", _loc(op))
         attrs: dict = {}
         stream_inputs = []
         for value in op.operands:

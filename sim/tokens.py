@@ -21,8 +21,10 @@ from typing import Iterable
 
 import numpy as np
 
+from fuseflow.errors import FuseFlowError
 
-class SimulationError(Exception):
+
+class SimulationError(FuseFlowError):
     """A simulation that cannot complete; the message names the blocks and channels involved."""
 
 

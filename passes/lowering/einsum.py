@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 
 from fuseflow import mlir
 from fuseflow.dialects.types import UnsupportedTypeError, storage_levels
+from fuseflow.errors import FuseFlowError
 from fuseflow.passes.ir_utils import defining_op, generic_inputs, generic_outputs, is_fill, op_of
 
 
-class LoweringError(Exception):
+class LoweringError(FuseFlowError):
     """An unsupported construct; carries the MLIR location to report it at."""
 
     def __init__(self, loc, message: str):

@@ -23,6 +23,7 @@ _EXPORTS = {
     "SimulationResult": "fuseflow.compiler",
     "Arch": "fuseflow.sim.arch",
     "MemoryModel": "fuseflow.sim.memory",
+    "FuseFlowError": "fuseflow.errors",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import torch
 
 from fuseflow import mlir
+from fuseflow.errors import FuseFlowError
 
 FORMAT_ENCODINGS = {
     "dense": None,
@@ -31,7 +32,7 @@ FORMAT_ENCODINGS = {
 }
 
 
-class FrontendError(ValueError):
+class FrontendError(FuseFlowError, ValueError):
     """A model or declaration the frontend cannot import; the message names the problem."""
 
 

@@ -16,12 +16,13 @@ group names get a kernel of their own.
 from __future__ import annotations
 
 from fuseflow.apps.base import FusionPlan, TracedOp, program_ops
+from fuseflow.errors import FuseFlowError
 
 ROOT_PREFIX = "model"
 """The attribute under which the frontend's functional wrapper holds the user's model."""
 
 
-class GroupingError(ValueError):
+class GroupingError(FuseFlowError, ValueError):
     """A fusion configuration that does not fit the model; the message names the problem."""
 
 

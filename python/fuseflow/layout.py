@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow import mlir
+from fuseflow.errors import FuseFlowError
 from fuseflow.sim.formats import FiberTree
 from fuseflow.sim.loader import tensor_format
 
@@ -28,7 +29,7 @@ LAYOUT_OPS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_sh
 """Ops the runtime executes on the host between kernels."""
 
 
-class LayoutError(RuntimeError):
+class LayoutError(FuseFlowError, RuntimeError):
     """A host layout op the runtime cannot execute (e.g. dynamic offsets); names the op."""
 
 
@@ -42,8 +43,8 @@ def convert(tree: FiberTree, fmt) -> FiberTree:
 def _static(op, name: str) -> list[int]:
     values = list(mlir.DenseI64ArrayAttr(op.attributes[name]))
     if any(v < -(2**62) for v in values):       # ShapedType::kDynamic
-        raise LayoutError(f"{op.location}: '{op.name}' with dynamic {name} cannot be executed "
-                          "on the host")
+        raise LayoutError(f"'{op.name}' with dynamic {name} cannot be executed on the host",
+                          op.location)
     return values
 
 
@@ -69,6 +70,6 @@ def apply(op, tree: FiberTree) -> FiberTree:
     elif op.name == "linalg.transpose":
         array = np.transpose(array, list(mlir.DenseI64ArrayAttr(op.attributes["permutation"])))
     else:
-        raise LayoutError(f"{op.location}: '{op.name}' is not a host layout op; valid: "
-                          + ", ".join(LAYOUT_OPS))
+        raise LayoutError(f"'{op.name}' is not a host layout op; valid: " + ", ".join(LAYOUT_OPS),
+                          op.location)
     return FiberTree.from_dense(np.ascontiguousarray(array), fmt)

@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fuseflow import mlir
+from fuseflow.errors import FuseFlowError
 from fuseflow.layout import LAYOUT_OPS, LayoutError, apply, convert
 from fuseflow.sim import engines
 from fuseflow.sim.formats import FiberTree
 from fuseflow.sim.loader import input_formats, load_graph, tensor_format
 
 
-class ExecutionError(RuntimeError):
+class ExecutionError(FuseFlowError, RuntimeError):
     """A lowered module the runtime cannot execute; names the op."""
 
 

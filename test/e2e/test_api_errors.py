@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import fuseflow
+from fuseflow import mlir
 from fuseflow.frontend import FrontendError
 from fuseflow.kernels import KERNELS
 from fuseflow.passes.base import PipelineError
@@ -20,7 +21,7 @@ class Remainder(torch.nn.Module):
 
 def test_unsupported_op_is_a_located_error_naming_the_op():
     A, B = torch.rand(4, 4) + 1, torch.rand(4, 4) + 1
-    with pytest.raises(Exception) as info:
+    with pytest.raises(mlir.MLIRError) as info:
         fuseflow.compile(Remainder(), (A, B))
     message = str(info.value)
     assert "unsupported op" in message
@@ -48,7 +49,7 @@ def test_unknown_fusion_lists_choices():
 
 def test_illegal_order_names_the_tensor_and_legal_orders():
     kernel = KERNELS["spgemm"]
-    with pytest.raises(Exception, match=r"T1\[d2,d1\] out of storage order; legal orders: d0,d2,d1$"):
+    with pytest.raises(mlir.MLIRError, match=r"T1\[d2,d1\] out of storage order; legal orders: d0,d2,d1$"):
         fuseflow.compile(kernel.module(), kernel.inputs(0.5), fuseflow.Schedule(order=("d0", "d1", "d2")))
 
 

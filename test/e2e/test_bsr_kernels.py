@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import fuseflow
+from fuseflow import mlir
 from fuseflow.kernels import (_Add, _AddScalar, _MatMul, _MatVec, _Mul, _Relu, _RowSum,
                               _Scale, _Sub)
 
@@ -243,7 +244,7 @@ def test_pytorch_cannot_export_bsr_add():
     """Why BSR example inputs are traced dense (fuseflow.frontend): once PyTorch exports an
     add of two BSR tensors, this fails and the workaround can go."""
     A = bsr_values(4, 4, (2, 2), 0.0, torch.Generator().manual_seed(0)).to_sparse_bsr((2, 2))
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError, match="different block sizes is not supported"):
         torch.export.export(_Add(), (A, A.clone()))
 
 
@@ -313,7 +314,7 @@ UNSUPPORTED = [
                          ids=[u[0] for u in UNSUPPORTED])
 def test_unsupported_combinations_are_located_errors(name, module, shapes, formats, message):
     inputs = [torch.ones(s) for s in shapes]
-    with pytest.raises(Exception) as info:
+    with pytest.raises(mlir.MLIRError) as info:
         fuseflow.compile(module(), inputs, fuseflow.Schedule(formats=formats))
     text = str(info.value)
     assert re.search(message, text), text

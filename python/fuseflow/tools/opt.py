@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from fuseflow import mlir, textcheck
 from fuseflow.dialects import verify
+from fuseflow.errors import FuseFlowError
 from fuseflow.passes import registry
 from fuseflow.passes.base import ChoiceEnum, Pass, PipelineError
 from fuseflow.pipeline import Pipeline
@@ -44,7 +45,7 @@ _SEVERITIES = {
 }
 
 
-class UsageError(Exception):
+class UsageError(FuseFlowError):
     """A bad command line: the message is printed after the tool name."""
 
 

@@ -1,0 +1,49 @@
+"""The root of FuseFlow's error hierarchy.
+
+Every error FuseFlow raises on purpose derives from :class:`FuseFlowError`, so a caller can
+catch them all with one clause and tell them from bugs (any other exception). Each error
+carries a user-level ``message`` that names the problem (and the valid choices, where there
+are some) and, when known, the ``location`` it arose at: MLIR location text
+(``loc("model.py":12:8)``) or a source ``file:line``. ``str(error)`` is
+``"<location>: <message>"``, or the message alone without a location.
+
+The concrete classes live beside the code that raises them and keep a builtin second base
+where callers rely on it (``ValueError`` for bad input, ``RuntimeError`` for execution):
+
+==========================  ================================  ==============================
+class                       module                            raised for
+==========================  ================================  ==============================
+``PipelineError``           ``fuseflow.passes.base``          a pipeline or pass option
+``PassFailure``             ``fuseflow.passes.base``          a pass that emitted diagnostics
+``LoweringError``           ``fuseflow.passes.lowering``      an unsupported kernel
+``UnsupportedTypeError``    ``fuseflow.dialects.types``       a tensor type we cannot store
+``CapacityError``           ``fuseflow.dialects.builders``    a container with too many slots
+``FrontendError``           ``fuseflow.frontend``             a model or format declaration
+``GroupingError``           ``fuseflow.grouping``             a fusion configuration
+``ExecutionError``          ``fuseflow.runtime``              a module the runtime cannot run
+``LayoutError``             ``fuseflow.layout``               a host layout op
+``LoaderError``             ``fuseflow.sim.loader``           a graph the simulator cannot load
+``SimulationError``         ``fuseflow.sim.tokens``           a simulation that cannot finish
+``StreamError``             ``fuseflow.sim.tokens``           a malformed stream
+``DeadlockError``           ``fuseflow.sim.tokens``           blocks that cannot progress
+``UsageError``              ``fuseflow.tools.opt``            a bad command line
+==========================  ================================  ==============================
+
+This module imports nothing, so every layer (the simulator core included) can use it.
+"""
+
+from __future__ import annotations
+
+
+class FuseFlowError(Exception):
+    """An error FuseFlow raises on purpose: a user-level message and, if known, its location."""
+
+    def __init__(self, message: str, location: object = None):
+        super().__init__(message)
+        self.message = str(message)
+        """What went wrong, naming the problem and the valid choices."""
+        self.location = None if location is None else str(location)
+        """MLIR location text or a source ``file:line``; None when unknown."""
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}" if self.location else self.message
