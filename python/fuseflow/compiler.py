@@ -137,6 +137,15 @@ class CompiledModel:
         outputs = [torch.from_numpy(t.to_dense()) for t in run.outputs]
         return SimulationResult(outputs, run.cycles, run)
 
+    def view(self, path=None, result: SimulationResult | None = None, *,
+             format: str | None = None, open=(), title: str = "model"):
+        """The dataflow-graph view (:mod:`fuseflow.viz`), with ``result``'s statistics: written
+        to ``path`` (HTML, or DOT) and the path returned, or, without a path, for Jupyter."""
+        from fuseflow import viz
+
+        view = viz.view_of(self, result, title, open)
+        return viz.InlineView(view) if path is None else viz.save_view(view, path, format)
+
 
 def compile(model, example_inputs=(), schedule: Schedule | None = None,
             plan=None) -> CompiledModel:

@@ -18,6 +18,8 @@ import sys
 import time
 import warnings
 
+from fuseflow.viz.command import add_parser as add_view_parser
+
 
 def _compare(simulated, expected, rtol: float, atol: float):
     import torch
@@ -147,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
     lst = sub.add_parser("list", help="list the kernels")
     lst.set_defaults(func=cmd_list)
+    add_view_parser(sub)
     return parser
 
 
