@@ -103,3 +103,9 @@ def test_dot_export_has_a_cluster_per_kernel(spmm_relu, tmp_path):
         pytest.skip("Graphviz 'dot' is not installed")
     svg = subprocess.run(["dot", "-Tsvg", str(path)], capture_output=True, text=True, check=True)
     assert "<svg" in svg.stdout and "cluster_k1" in svg.stdout and "spacc" in svg.stdout
+
+
+def test_without_a_path_the_view_is_shown_inline_in_jupyter(spmm_relu):
+    shown = spmm_relu.compiled.view(result=spmm_relu.result)._repr_html_()
+    assert shown.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    assert "<script" not in shown and "&quot;k0&quot;" in shown
