@@ -27,7 +27,8 @@ class Compiled:
 def spmm_relu():
     """SpMM then ReLU, unfused (two kernels), simulated with the fast engine."""
     gen = torch.Generator().manual_seed(0)
-    A = (torch.rand(12, 8, generator=gen) * (torch.rand(12, 8, generator=gen) > 0.6)).to_sparse_csr()
+    mask = torch.rand(12, 8, generator=gen) > 0.6
+    A = (torch.rand(12, 8, generator=gen) * mask).to_sparse_csr()
     B = torch.rand(8, 5, generator=gen)
     compiled = fuseflow.compile(SpMMReLU(), (A, B))
     result = compiled.simulate(A, B, engine="fast")

@@ -17,7 +17,8 @@ IDS = "[...document.querySelectorAll('#viewport .node')].map(e => e.dataset.id)"
 
 def centre(browser, selector):
     return browser.evaluate(f"(() => {{ const r = document.querySelector({selector!r})"
-                            ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+                            ".getBoundingClientRect();"
+                            " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
 
 
 @pytest.fixture(scope="module")
@@ -68,13 +69,14 @@ def test_search_reveals_a_block_inside_a_closed_kernel(browser, page, spmm_relu)
     browser.open(page)
     browser.click(*centre(browser, "#search"))
     browser.type_text("value_write")
-    results = browser.evaluate("[...document.querySelectorAll('#results li')].map(e => e.dataset.id)")
+    results = browser.evaluate(
+        "[...document.querySelectorAll('#results li')].map(e => e.dataset.id)")
     writers = [f"{k.name}/{b.name}" for k in spmm_relu.result.run.kernels
                for b in k.graph.blocks if b.kind == "value_write"]
     assert sorted(results) == sorted(writers)
     browser.click(*centre(browser, f'#results li[data-id="{writers[1]}"]'))
-    assert browser.evaluate(f"document.querySelector('#viewport [data-id=\"{writers[1]}\"]').classList"
-                            ".contains('sel')")
+    assert browser.evaluate(f"document.querySelector('#viewport [data-id=\"{writers[1]}\"]')"
+                            ".classList.contains('sel')")
     assert browser.evaluate("document.querySelector('#panel h2').textContent") == \
         writers[1].split("/")[1]
 

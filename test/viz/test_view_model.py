@@ -56,7 +56,8 @@ def test_blocks_link_to_their_sam_op_and_pytorch_line(spmm_relu):
             assert re.match(r'(%\S+ = )?"sam\.(\w+)"\(', node.op).group(2) == block.kind
         frame = node.loc.source_frame()
         assert frame.file.endswith("conftest.py") and frame.line == spmm_relu.line
-        assert node.loc.source_line() == "return torch.relu(A @ B)   # the view links every block here"
+        assert node.loc.source_line() == \
+            "return torch.relu(A @ B)   # the view links every block here"
 
 
 def test_without_a_simulation_there_are_no_statistics(spmm_relu):

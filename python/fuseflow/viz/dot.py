@@ -26,7 +26,8 @@ def _label(node: Node) -> str:
 def render_dot(view: View) -> str:
     """The DOT text of ``view``."""
     out = [f"digraph {_quote(view.title)} {{", "  rankdir=TB;", "  compound=true;",
-           '  node [shape=box, style="rounded,filled", fillcolor="#f4f6f8", fontname="Helvetica", fontsize=10];',
+           '  node [shape=box, style="rounded,filled", fillcolor="#f4f6f8", fontname="Helvetica",'
+           ' fontsize=10];',
            '  edge [fontname="Helvetica", fontsize=9, color="#7b8794"];']
     anchor: dict[str, str] = {}      # a kernel's id -> a node inside it, for model-level edges
     for child in view.root.children:
@@ -38,11 +39,12 @@ def render_dot(view: View) -> str:
 
 def _emit(node: Node, out: list[str], anchor: dict[str, str], indent: str) -> None:
     if not node.children:
-        extra = ", color=\"#e65100\", penwidth=2" if node.stats and node.stats.get("critical") else ""
+        critical = node.stats and node.stats.get("critical")
+        extra = ', color="#e65100", penwidth=2' if critical else ""
         out.append(f"{indent}{_quote(node.id)} [label={_quote(_label(node))}{extra}];")
         return
     out.append(f"{indent}subgraph {_quote('cluster_' + node.id)} {{")
-    out.append(f"{indent}  label={_quote(_label(node))}; style=\"rounded,dashed\"; color=\"#8a9bb3\";")
+    out.append(f'{indent}  label={_quote(_label(node))}; style="rounded,dashed"; color="#8a9bb3";')
     for child in node.children:
         _emit(child, out, anchor, indent + "  ")
     _edges(node, out, anchor, indent + "  ")

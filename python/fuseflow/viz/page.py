@@ -21,16 +21,12 @@ def _asset(name: str) -> str:
 
 def render_html(view: View) -> str:
     """The HTML page of ``view``."""
-    from importlib.metadata import PackageNotFoundError, version
+    from fuseflow import __version__
 
-    try:
-        release = version("fuseflow")
-    except PackageNotFoundError:
-        release = "unknown"
     # Inside <script>, '<' is escaped so no string in the data can close the element.
     data = json.dumps(view.to_json(), separators=(",", ":")).replace("<", "\\u003c")
     values = {"CSS": _asset("view.css"), "JS": _asset("view.js"), "TITLE": html.escape(view.title),
-              "VERSION": html.escape(release), "DATA": data}
+              "VERSION": html.escape(__version__), "DATA": data}
     # One pass, so no inserted text is searched for placeholders again.
     return re.sub(r"__(CSS|JS|TITLE|VERSION|DATA)__", lambda m: values[m.group(1)],
                   _asset("view.html"))
