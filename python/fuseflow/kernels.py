@@ -8,6 +8,7 @@ the compiler: zeros are absent from the computation.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -80,23 +81,37 @@ class Kernel:
     name: str
     module: Callable[[], torch.nn.Module]
     shapes: tuple[tuple[int, ...], ...]
-    layouts: tuple[str, ...]                      # per operand: 'dense' | 'csr' | 'csc' | 'coo'
-    declared: dict[str, str] = field(default_factory=dict)   # dense inputs declared sparse
+    layouts: tuple[str, ...]
+    """Per operand, how it is passed: 'dense', 'csr', 'csc' or 'coo'."""
+    declared: dict[str, str] = field(default_factory=dict)
+    """Dense-passed inputs declared sparse: forward argument name -> format."""
     description: str = ""
+
+    def input_names(self) -> list[str]:
+        """The forward argument names, in operand order."""
+        params = inspect.signature(self.module().forward).parameters
+        return list(params)[:len(self.shapes)]
+
+    def sparse_operands(self) -> list[bool]:
+        """Per operand, whether it is sparse: passed as a ``torch.sparse`` tensor or declared
+        sparse in :attr:`declared`."""
+        return [layout != "dense" or self.declared.get(name, "dense") != "dense"
+                for name, layout in zip(self.input_names(), self.layouts)]
 
     def inputs(self, sparsity: float, seed: int = 0, scale: int = 1, integer: bool = True,
                empty_rows: bool = False) -> list[torch.Tensor]:
-        """Random operands at ``sparsity`` (sparse operands) in their layouts."""
+        """Random operands in their layouts; every sparse operand (see
+        :meth:`sparse_operands`) has about ``sparsity`` zeros, dense ones none."""
         gen = torch.Generator().manual_seed(seed)
         tensors = []
-        for shape, layout in zip(self.shapes, self.layouts):
+        for shape, layout, sparse in zip(self.shapes, self.layouts, self.sparse_operands()):
             shape = tuple(d * scale for d in shape)
+            sp = sparsity if sparse else 0.0
             if len(shape) == 1:
-                t = random_matrix(1, shape[0], sparsity if layout != "dense" else 0.0, gen, integer)[0]
+                t = random_matrix(1, shape[0], sp, gen, integer)[0]
             else:
-                sp = sparsity if layout != "dense" else 0.0
                 t = random_matrix(shape[0], shape[1], sp, gen, integer,
-                                  empty_rows=empty_rows and layout != "dense")
+                                  empty_rows=empty_rows and sparse)
             tensors.append(_to_layout(t, layout))
         return tensors
 
@@ -110,7 +125,8 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in (
     Kernel("add", _Add, ((6, 5), (6, 5)), ("csr", "csr"), description="element-wise add (union)"),
     Kernel("sub", _Sub, ((6, 5), (6, 5)), ("dense", "dense"), {"A": "csr", "B": "csr"},
            "element-wise sub (union)"),
-    Kernel("mul", _Mul, ((6, 5), (6, 5)), ("csr", "csr"), description="element-wise mul (intersect)"),
+    Kernel("mul", _Mul, ((6, 5), (6, 5)), ("csr", "csr"),
+           description="element-wise mul (intersect)"),
     Kernel("mul_dense", _Mul, ((6, 5), (6, 5)), ("csr", "dense"),
            description="sparse ⊙ dense (intersect with a dense level)"),
     Kernel("scale", _Scale, ((6, 5),), ("dense",), {"A": "csr"}, "scalar multiply"),

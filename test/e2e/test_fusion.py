@@ -1,7 +1,6 @@
 """Cross-expression fusion end to end: applications in every fusion configuration, fused
 attention and bias/ReLU chains, user-defined groups, and the recomputation fusion causes."""
 
-import json
 import warnings
 
 import pytest
@@ -10,7 +9,6 @@ import torch
 import fuseflow
 from fuseflow.apps.runner import run_application
 from fuseflow.grouping import GroupingError
-from fuseflow.tools.cli import main as cli_main
 
 warnings.filterwarnings("ignore", category=UserWarning)
 
@@ -134,13 +132,3 @@ def test_unknown_group_name_lists_valid_names():
         fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=(("layer3",),)))
     with pytest.raises(GroupingError, match="needs an application's fusion plan"):
         fuseflow.compile(model, inputs, fuseflow.Schedule(fusion="partial"))
-
-
-def test_cli_runs_an_application_and_writes_json(tmp_path, capsys):
-    out = tmp_path / "sae.json"
-    assert cli_main(["run", "sae", "--fusion", "all", "--json", str(out)]) == 0
-    data = json.loads(out.read_text())
-    assert set(data["total_cycles"]) == {"unfused", "partial", "full"}
-    assert all(r["matches_pytorch"] for r in data["records"])
-    assert "speedup over unfused" in capsys.readouterr().out
-    assert cli_main(["run", "sae", "--fusion", "fastest"]) == 2

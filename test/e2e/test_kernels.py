@@ -50,3 +50,27 @@ def test_sparser_inputs_take_fewer_cycles():
     dense_cycles = compiled.simulate(*kernel.inputs(0.0, seed=3)).cycles
     sparse_cycles = compiled.simulate(*kernel.inputs(0.9, seed=3)).cycles
     assert sparse_cycles < dense_cycles
+
+
+def test_sparsity_applies_to_every_sparse_operand():
+    for kernel in KERNELS.values():
+        sparse = kernel.sparse_operands()
+        assert any(sparse), kernel.name
+        dense_in, sparse_in = kernel.inputs(0.0, seed=4), kernel.inputs(0.95, seed=4)
+        for is_sparse, a, b in zip(sparse, dense_in, sparse_in):
+            nnz_a, nnz_b = (int(t.to_dense().count_nonzero()) for t in (a, b))
+            assert nnz_a == a.numel()
+            assert (nnz_b < nnz_a) if is_sparse else (nnz_b == nnz_a), kernel.name
+
+
+# A + 1.0 is non-zero everywhere: its kernel visits every position whatever A's sparsity.
+DENSE_ITERATION = {"add_scalar"}
+
+
+def test_sparsity_changes_the_cycles_of_every_sparse_kernel(compiled_kernel):
+    kernel, compiled = compiled_kernel
+    if kernel.name in DENSE_ITERATION:
+        pytest.skip("iterates the dense result space")
+    dense = compiled.simulate(*kernel.inputs(0.0, seed=5)).cycles
+    sparse = compiled.simulate(*kernel.inputs(0.99, seed=5)).cycles
+    assert sparse != dense

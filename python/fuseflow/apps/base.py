@@ -28,12 +28,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from fuseflow.data.graph import GraphData
+
 PRESETS = ("tiny", "small", "published")
 """Size presets: ``tiny`` for tests (runs in a second or two), ``small`` for quick experiments,
 ``published`` for the sizes of the published evaluation."""
 
 FUSION_LEVELS = ("unfused", "partial", "full")
 """The fusion configurations every application defines."""
+
+GRAPH_INPUTS = ("adjacency", "features")
+"""The inputs of a graph application, which can run on any loaded graph."""
 
 VIEW_OPS = frozenset({
     "alias", "clone", "contiguous", "detach", "expand", "flatten", "getitem", "permute",
@@ -172,11 +177,17 @@ class Application:
 
         The model is a ``torch.nn.Module`` in eval mode; ``example_inputs`` is a tuple ordered
         as :attr:`inputs`, with sparse data (adjacency, sparse features, sparse batches) as
-        ``torch.sparse_csr`` tensors. Everything is generated from ``seed``.
+        ``torch.sparse_csr`` tensors. Everything is generated from ``seed``. For a graph
+        application (inputs :data:`GRAPH_INPUTS`) ``dataset`` may also be a loaded
+        :class:`fuseflow.data.GraphData` (e.g. a graph file, :func:`fuseflow.data.load_graph`).
         """
         preset = parse_choice(preset, PRESETS, "preset")
         dataset = self.default_datasets[preset] if dataset is None else dataset
-        dataset = parse_choice(dataset, self.datasets, f"{self.name} data set")
+        if not isinstance(dataset, GraphData):
+            dataset = parse_choice(dataset, self.datasets, f"{self.name} data set")
+        elif self.inputs != GRAPH_INPUTS:
+            raise ValueError(f"{self.name} does not run on a graph: its inputs are "
+                             f"{', '.join(self.inputs)}")
         model, inputs = self.builder(preset, dataset, seed)
         return model.eval(), tuple(inputs)
 

@@ -14,14 +14,19 @@ PRESET_SCALE = {"tiny": 0.02, "small": 0.1, "published": None}
 DEFAULT_DATASETS = {"tiny": "karate", "small": "cora", "published": "cora"}
 
 
-def load_for_preset(preset: str, dataset: str, seed: int) -> GraphData:
-    """``dataset`` at the size of ``preset``."""
+def load_for_preset(preset: str, dataset: str | GraphData, seed: int) -> GraphData:
+    """``dataset`` at the size of ``preset``; a loaded graph (a file) is used whole."""
+    if isinstance(dataset, GraphData):
+        return dataset
     scale = None if dataset_spec(dataset).source == "networkx" else PRESET_SCALE[preset]
     return load_dataset(dataset, seed=seed, scale=scale)
 
 
-def output_width(dataset: str, hidden: int) -> int:
-    """Classes of the data set's task; the hidden width for ogbl-collab (link prediction)."""
+def output_width(dataset: str | GraphData, hidden: int) -> int:
+    """Classes of the data set's task; the hidden width for ogbl-collab (link prediction)
+    and for a graph file (its task is unknown)."""
+    if isinstance(dataset, GraphData):
+        return hidden
     return dataset_spec(dataset).num_classes or hidden
 
 

@@ -1,0 +1,121 @@
+"""Compiles, simulates and checks the targets of ``fuseflow run``, one :class:`Run` each.
+
+Every step reports to a :class:`fuseflow.tools.console.Steps` progress bar and logs at INFO
+(shown with ``-v``). Failures of one configuration are recorded in its run (``status:
+error``) and the others still run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from fuseflow.tools.results import Run, fill_statistics, schedule_dict
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every run of one command shares."""
+
+    engine: str
+    arch: Any
+    seed: int
+    rtol: float
+    atol: float
+
+
+@dataclass
+class Outcome:
+    """A finished run, and the compiled model and simulation behind it (None on failure)."""
+
+    run: Run
+    compiled: Any = None
+    result: Any = None
+
+
+def compare(simulated, expected, rtol: float, atol: float) -> tuple[bool, float]:
+    """Whether ``simulated`` matches PyTorch's ``expected`` (NaN equal to NaN), and the largest
+    absolute difference."""
+    import torch
+
+    expected = expected.to_dense() if expected.layout != torch.strided else expected
+    expected = expected.detach().to(simulated.dtype)
+    ok = simulated.shape == expected.shape and torch.allclose(
+        simulated, expected, rtol=rtol, atol=atol, equal_nan=True)
+    if not ok and simulated.shape != expected.shape:
+        return False, float("inf")
+    err = (simulated - expected).abs().nan_to_num(0.0).max().item() if simulated.numel() else 0.0
+    return ok, err
+
+
+def execute(run: Run, model, inputs, schedule, settings: Settings, steps, plan=None) -> Outcome:
+    """Compiles ``model`` with ``schedule``, simulates it on ``inputs`` and checks it against
+    PyTorch, advancing ``steps`` three times (compile, simulate, check)."""
+    import torch
+
+    import fuseflow
+
+    label = f"{run.target} {run.configuration}" if run.kind == "application" else run.target
+    outcome = Outcome(run)
+    stage = "compile"
+    try:
+        steps.start(f"compiling {label}")
+        start = time.perf_counter()
+        compiled = fuseflow.compile(model, inputs, schedule, **({"plan": plan} if plan else {}))
+        run.compile_seconds = round(time.perf_counter() - start, 3)
+        steps.done()
+        log.info("compiled %s in %.2f s", label, run.compile_seconds)
+        stage = "simulate"
+        steps.start(f"simulating {label} ({settings.engine} engine)")
+        start = time.perf_counter()
+        result = compiled.simulate(*inputs, arch=settings.arch, engine=settings.engine)
+        run.simulate_seconds = round(time.perf_counter() - start, 3)
+        steps.done()
+        log.info("simulated %s in %.2f s: %d cycles", label, run.simulate_seconds, result.cycles)
+    except Exception as err:  # noqa: BLE001 - recorded per run; the other runs still go
+        run.error = f"{stage} failed: {type(err).__name__}: {err}".strip()
+        log.debug("%s", run.error, exc_info=True)
+        steps.done(3 if stage == "compile" else 2)
+        return outcome
+    steps.start(f"checking {label} against PyTorch")
+    with torch.no_grad():
+        expected = model(*inputs)
+    run.matches_pytorch, run.max_abs_error = compare(result.output, expected, settings.rtol,
+                                                     settings.atol)
+    run.status = "ok" if run.matches_pytorch else "mismatch"
+    fill_statistics(run, compiled, result)
+    steps.done()
+    outcome.compiled, outcome.result = compiled, result
+    return outcome
+
+
+def run_kernel(name: str, sparsity: float, scale: int, formats: dict[str, str],
+               settings: Settings, steps) -> Outcome:
+    """One built-in kernel (:mod:`fuseflow.kernels`) at ``sparsity`` and ``scale``."""
+    import fuseflow
+    from fuseflow.kernels import get_kernel
+
+    kernel = get_kernel(name)
+    inputs = kernel.inputs(sparsity, seed=settings.seed, scale=scale)
+    schedule = fuseflow.Schedule(formats={**kernel.declared, **formats})
+    run = Run(name, "kernel", "default", schedule_dict(schedule), sparsity=sparsity, scale=scale)
+    return execute(run, kernel.module(), inputs, schedule, settings, steps)
+
+
+def run_application(app, model, inputs, dataset: str, preset: str, levels: tuple[str, ...],
+                    formats: dict[str, str], settings: Settings, steps) -> list[Outcome]:
+    """An application's built ``model`` in each fusion configuration of ``levels``."""
+    import fuseflow
+
+    plan = app.plan(model)
+    outcomes = []
+    for level in levels:
+        schedule = fuseflow.Schedule(fusion=level, formats=formats)
+        run = Run(app.name, "application", level, schedule_dict(schedule), dataset=dataset,
+                  preset=preset)
+        outcomes.append(execute(run, model, inputs, schedule, settings, steps, plan=plan))
+    return outcomes
