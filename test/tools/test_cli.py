@@ -175,3 +175,27 @@ def test_application_runs_on_a_graph_file(tmp_path, capsys):
     assert "adjacency 6x6 (22 non-zeros), features 6x3" in capsys.readouterr().out
     assert main(["run", "sae", "--dataset", str(path)]) == 2
     assert "'sae' does not run on graph files" in capsys.readouterr().err
+
+
+def test_report_writes_a_graph_view_per_compiled_configuration(tmp_path):
+    from fuseflow.tools.execute import Outcome
+    from fuseflow.tools.report import write_report
+
+    class Viewable:
+        """Stands for a CompiledModel with the graph view (fuseflow.viz)."""
+
+        def view(self, path, result=None, *, title="model"):
+            path.write_text(f"<html>{title}: {result}</html>")
+            return path
+
+    done = results.Run("gcn", "application", "full", {"fusion": "full", "order": [],
+                                                      "formats": {}}, status="ok", cycles=10,
+                       kernels=[{"name": "g0:all", "total_cycles": 10}])
+    failed = results.Run("gcn", "application", "partial", done.schedule, error="failed")
+    doc = results.document([done, failed], command=[], seed=0, engine="fast", arch=Arch())
+    written = write_report(doc, [Outcome(done, Viewable(), "stats"), Outcome(failed)],
+                           tmp_path / "r")
+    [view] = written["views"]
+    assert view == tmp_path / "r" / "graph-gcn-full.html"
+    assert view.read_text() == "<html>gcn full: stats</html>"
+    assert written["plot"] == [tmp_path / "r" / "cycles.png"]

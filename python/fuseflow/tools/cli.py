@@ -6,9 +6,11 @@ simulate them, check them against PyTorch, and plot the results.
     fuseflow plot results.json                      # speedups and per-kernel cycles
     fuseflow list                                   # kernels and applications
 
-Each subcommand lives in its own module with a ``register(subparsers)`` function listed in
-:data:`COMMANDS`; adding one is a module and a line there. Exit status: 0 on success, 1 when a
-simulated output differs from PyTorch or a run fails, 2 for a bad command line or option.
+Each subcommand lives in its own module, whose registration function (listed in
+:data:`COMMANDS`) adds it to the argparse subparsers with ``set_defaults(func=handler)``;
+``handler(args)`` returns the exit status. Adding a subcommand is a module and a line there.
+Exit status: 0 on success, 1 when a simulated output differs from PyTorch or a run fails, 2
+for a bad command line or option.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import warnings
 from fuseflow.tools import plot, run_cmd
 from fuseflow.tools.console import configure_logging, make_console
 
-COMMANDS = (run_cmd, plot)
-"""Modules whose ``register(subparsers)`` adds their subcommands, in help order."""
+COMMANDS = (run_cmd.register, plot.register)
+"""Functions ``register(subparsers)`` adding the subcommands, in help order."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,21 +39,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version",
                         version=f"fuseflow {fuseflow.__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in COMMANDS:
-        module.register(commands)
+    for register in COMMANDS:
+        register(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Runs the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     args = build_parser().parse_args(argv)
-    console, errors = make_console(), make_console(sys.stderr)
+    errors = make_console(sys.stderr)
     configure_logging(args.verbose, errors)
     # PyTorch's export and torch-mlir warn about internals a user cannot act on.
     warnings.filterwarnings("ignore", category=UserWarning)
     warnings.filterwarnings("ignore", category=FutureWarning)
     try:
-        return args.func(args, console)
+        return args.func(args)
     except (KeyError, ValueError, OSError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         errors.print(f"fuseflow: error: {message}", markup=False, soft_wrap=True)

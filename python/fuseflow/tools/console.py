@@ -72,8 +72,9 @@ class Steps:
 
 
 @contextmanager
-def steps(console: Console, total: int) -> Iterator[Steps]:
-    """A transient progress bar of ``total`` steps on ``console`` (off when not a terminal)."""
+def steps(total: int) -> Iterator[Steps]:
+    """A transient progress bar of ``total`` steps on stderr (off when it is not a terminal)."""
+    console = make_console(sys.stderr)
     progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console,
                         transient=True, disable=not console.is_terminal)

@@ -113,10 +113,13 @@ def register(commands) -> None:
     plot.set_defaults(func=cmd_plot)
 
 
-def cmd_plot(args, console) -> int:
+def cmd_plot(args) -> int:
+    """Draws the results file; prints where the image is."""
+    from fuseflow.tools.console import make_console
+
     doc = results.load(args.results)
     output = Path(args.output) if args.output else Path(args.results).with_suffix(".png")
     if not output.parent.is_dir():
         raise ValueError(f"cannot write '{output}': folder '{output.parent}' does not exist")
-    console.print(f"plot: {plot_document(doc, output)}", soft_wrap=True)
+    make_console().print(f"plot: {plot_document(doc, output)}", soft_wrap=True)
     return 0

@@ -3,7 +3,8 @@
 * ``results.json``: the results document (:mod:`fuseflow.tools.results`);
 * ``cycles.png``: speedups and per-kernel cycles (:mod:`fuseflow.tools.plot`);
 * ``graph-<target>-<configuration>.html``: the dataflow-graph view of each compiled
-  configuration, written by ``CompiledModel.view`` when the compiler provides it.
+  configuration with its simulation's statistics (``CompiledModel.view(path, result,
+  title=...)``, :mod:`fuseflow.viz`), when this build provides it.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ def write_report(doc: dict, outcomes, folder) -> dict[str, list[Path]]:
             continue
         run = outcome.run
         path = folder / f"graph-{_slug(run.target)}-{_slug(run.configuration)}.html"
-        view(path)
-        written["views"].append(path)
+        written["views"].append(view(path, outcome.result,
+                                     title=f"{run.target} {run.configuration}"))
     if not written["views"]:
         log.info("no graph view: this build's CompiledModel has no view()")
     return written

@@ -112,9 +112,10 @@ def resolve(args) -> str:
     return kind
 
 
-def cmd_run(args, console) -> int:
+def cmd_run(args) -> int:
     """Runs the target; the exit code is 1 when any output differs from PyTorch or fails."""
-    with tty.steps(console, 1) as importing:
+    console = tty.make_console()
+    with tty.steps(1) as importing:
         importing.start("importing torch and torch-mlir")
         kind = resolve(args)
         arch = parse_arch(args.arch)
@@ -148,7 +149,7 @@ def _run_kernels(args, formats, settings, console):
     for name in names:
         _check_format_names(formats, get_kernel(name).input_names(), f"kernel '{name}'")
     outcomes = []
-    with tty.steps(console, 3 * len(names)) as steps:
+    with tty.steps(3 * len(names)) as steps:
         for name in names:
             outcomes.append(run_kernel(name, args.sparsity, args.scale, formats, settings, steps))
     rows = []
@@ -176,17 +177,16 @@ def _run_application(args, formats, settings, console):
     preset = parse_choice(args.preset, PRESETS, "preset")
     levels = FUSION_LEVELS if args.fusion == "all" else (
         parse_choice(args.fusion, FUSION_LEVELS, "fusion configuration"),)
-    with tty.steps(console, 1 + 3 * len(levels)) as steps:
+    with tty.steps(1 + 3 * len(levels)) as steps:
         steps.start(f"building {app.name}")
         model, inputs, dataset = _build(app, preset, args.dataset, args.seed)
         names = [*app.inputs, *(n for n, _ in model.named_parameters())]
         _check_format_names(formats, names, f"application '{app.name}'")
         steps.done()
-        console.print(f"{app.title} ({app.name}) on {dataset}, preset {preset}, "
-                      f"{args.engine} engine: {_describe_inputs(app.inputs, inputs)}",
-                      soft_wrap=True)
         outcomes = run_application(app, model, inputs, dataset, preset, levels, formats,
                                    settings, steps)
+    console.print(f"{app.title} ({app.name}) on {dataset}, preset {preset}, {args.engine} "
+                  f"engine: {_describe_inputs(app.inputs, inputs)}", soft_wrap=True)
     speedups = results.speedups([o.run for o in outcomes]).get(app.name, {})
     rows = []
     for o in outcomes:
@@ -282,8 +282,9 @@ def _secs(value) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def cmd_list(args, console) -> int:
+def cmd_list(args) -> int:
     """Prints the kernels and applications."""
+    console = tty.make_console()
     from fuseflow.apps import APPLICATIONS
     from fuseflow.kernels import KERNELS
 
