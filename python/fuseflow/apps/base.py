@@ -28,17 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from fuseflow.data.graph import GraphData
-
 PRESETS = ("tiny", "small", "published")
 """Size presets: ``tiny`` for tests (runs in a second or two), ``small`` for quick experiments,
 ``published`` for the sizes of the published evaluation."""
 
 FUSION_LEVELS = ("unfused", "partial", "full")
 """The fusion configurations every application defines."""
-
-GRAPH_INPUTS = ("adjacency", "features")
-"""The inputs of a graph application, which can run on any loaded graph."""
 
 VIEW_OPS = frozenset({
     "alias", "clone", "contiguous", "detach", "expand", "flatten", "getitem", "permute",
@@ -178,9 +173,12 @@ class Application:
         The model is a ``torch.nn.Module`` in eval mode; ``example_inputs`` is a tuple ordered
         as :attr:`inputs`, with sparse data (adjacency, sparse features, sparse batches) as
         ``torch.sparse_csr`` tensors. Everything is generated from ``seed``. For a graph
-        application (inputs :data:`GRAPH_INPUTS`) ``dataset`` may also be a loaded
+        application (inputs ``graph_inputs.GRAPH_INPUTS``) ``dataset`` may also be a loaded
         :class:`fuseflow.data.GraphData` (e.g. a graph file, :func:`fuseflow.data.load_graph`).
         """
+        from fuseflow.apps.graph_inputs import GRAPH_INPUTS
+        from fuseflow.data.graph import GraphData
+
         preset = parse_choice(preset, PRESETS, "preset")
         dataset = self.default_datasets[preset] if dataset is None else dataset
         if not isinstance(dataset, GraphData):

@@ -8,6 +8,9 @@ from fuseflow.data import DATASETS, GraphData, dataset_spec, load_dataset, scipy
 
 GRAPH_DATASETS = tuple(DATASETS)
 
+GRAPH_INPUTS = ("adjacency", "features")
+"""The inputs of a graph application, which can run on any loaded graph."""
+
 PRESET_SCALE = {"tiny": 0.02, "small": 0.1, "published": None}
 """Scale of synthetic graphs per preset (Karate Club is always whole)."""
 

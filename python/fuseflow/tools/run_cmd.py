@@ -216,7 +216,7 @@ def _run_application(args, formats, settings, console):
 def _build(app, preset: str, dataset: str | None, seed: int):
     """The model, its inputs and the data set's name; ``dataset`` may be a graph file."""
     if dataset is not None and _is_graph_file(dataset):
-        from fuseflow.apps.base import GRAPH_INPUTS
+        from fuseflow.apps.graph_inputs import GRAPH_INPUTS
         from fuseflow.data.formats import load_graph
 
         if app.inputs != GRAPH_INPUTS:
