@@ -3,6 +3,7 @@ simulate them, check them against PyTorch, and plot the results.
 
     fuseflow run spmm --sparsity 0.9 --scale 4      # one kernel: cycles + check vs PyTorch
     fuseflow run gcn --dataset cora --report DIR    # an application in every configuration
+    fuseflow view gcn -o gcn.html                   # the dataflow graphs, interactive
     fuseflow plot results.json                      # speedups and per-kernel cycles
     fuseflow list                                   # kernels and applications
 
@@ -21,8 +22,9 @@ import warnings
 
 from fuseflow.tools import plot, run_cmd
 from fuseflow.tools.console import configure_logging, make_console
+from fuseflow.viz import command as view_cmd
 
-COMMANDS = (run_cmd.register, plot.register)
+COMMANDS = (run_cmd.register, view_cmd.add_parser, plot.register)
 """Functions ``register(subparsers)`` adding the subcommands, in help order."""
 
 

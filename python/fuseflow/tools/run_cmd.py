@@ -135,9 +135,10 @@ def cmd_run(args) -> int:
         from fuseflow.tools.report import write_report
 
         written = write_report(doc, outcomes, args.report)
+        labels = {"results": "results", "plot": "plot", "views": "graph view"}
         for what, paths in written.items():
             for path in paths:
-                console.print(f"{what}: {path}", soft_wrap=True)
+                console.print(f"{labels[what]}: {path}", soft_wrap=True)
         console.print(f"report written to {Path(args.report).resolve()}/", soft_wrap=True)
     return 0 if all(r.status == "ok" for r in runs) else 1
 
