@@ -1,9 +1,10 @@
 """Simulation engines, selected by name from one table.
 
 ``reference`` is the literal cycle-by-cycle engine (the executable specification); ``fast``
-simulates each block once over whole streams (numpy), with the same results. Engines
-share the signature ``run(graph, inputs, arch, trace) -> KernelResult`` and must agree on
-outputs, cycles and statistics.
+simulates each block once over whole streams (numpy), or over chunks of them when they would
+outgrow its memory budget, with the same results. Engines share the signature
+``run(graph, inputs, arch, trace, chunking) -> KernelResult`` and must agree on outputs,
+cycles and statistics.
 """
 
 from __future__ import annotations
@@ -12,32 +13,43 @@ from typing import Callable
 
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.engines import fast, reference
+from fuseflow.sim.engines.fast_chunked import DEFAULT_MEMORY_BUDGET, Chunking
 from fuseflow.sim.formats import FiberTree
 from fuseflow.sim.graph import BlockGraph
 from fuseflow.sim.memory import account
 from fuseflow.sim.stats import KernelResult
 from fuseflow.sim.tokens import DeadlockError, SimulationError, StreamError
 
+
+def _reference(graph, inputs, arch, trace, chunking):
+    """The reference engine keeps token queues, not arrays: ``chunking`` does not apply."""
+    return reference.run(graph, inputs, arch, trace=trace)
+
+
 ENGINES: dict[str, Callable[..., KernelResult]] = {
-    "reference": reference.run,
+    "reference": _reference,
     "fast": fast.run,
 }
 
-__all__ = ["ENGINES", "run", "DeadlockError", "SimulationError", "StreamError"]
+__all__ = ["DEFAULT_MEMORY_BUDGET", "ENGINES", "Chunking", "run", "DeadlockError", "SimulationError", "StreamError"]
 
 
 def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch | None = None,
-        engine: str = "reference", trace: bool = False) -> KernelResult:
+        engine: str = "reference", trace: bool = False, memory_budget: int | None = DEFAULT_MEMORY_BUDGET,
+        chunk_tokens: int | None = None) -> KernelResult:
     """Simulates ``graph`` on ``inputs`` (``inputs[i]`` binds ``attrs['tensor'] == i``).
 
+    ``memory_budget`` (bytes; None: no limit) and ``chunk_tokens`` bound the fast engine's
+    memory (:class:`~fuseflow.sim.engines.fast_chunked.Chunking`); they change no result.
     With ``arch.memory`` set, the result also carries the kernel's off-chip traffic and cost
     (:func:`fuseflow.sim.memory.account`).
     """
     impl = ENGINES.get(engine)
     if impl is None:
         raise ValueError(f"unknown engine '{engine}'; valid engines: {', '.join(ENGINES)}")
+    chunking = Chunking(memory_budget=memory_budget, chunk_tokens=chunk_tokens)
     arch = arch or Arch()
-    result = impl(graph, list(inputs), arch, trace=trace)
+    result = impl(graph, list(inputs), arch, trace=trace, chunking=chunking)
     if arch.memory is not None:
         result.memory = account(arch.memory, graph, list(inputs), result.outputs, result.cycles)
     return result

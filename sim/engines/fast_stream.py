@@ -65,8 +65,23 @@ class Stream:
     def data(self) -> np.ndarray:
         """The payload array (built from :attr:`rows` on first use)."""
         if self._data is None:
-            self._data = dense_rows(*self.rows)
+            self._data = dense_rows(*self.rows)[:len(self.code)]
         return self._data
+
+    def head(self, n: int) -> "Stream":
+        """The first ``n`` tokens (views). A dense scan's rows stay rows when only the final
+        token is dropped (:attr:`rows`: the payload is that layout cut to the stream's length)."""
+        if n >= len(self):
+            return self
+        rows = self.rows if self._data is None and n == len(self) - 1 else None
+        data = None if rows is not None else self.data[:n]
+        out = Stream(self.code[:n], data, self.base[:n], self.monotone, self.gap, self.shift, rows)
+        return out
+
+    def tail(self, n: int) -> "Stream":
+        """The tokens from index ``n`` on, copied (a leftover kept across chunks must not hold on
+        to the whole array it came from)."""
+        return Stream(self.code[n:].copy(), self.data[n:].copy(), self.time[n:].copy(), self.monotone, self.gap)
 
     def tokens(self) -> list:
         """The tokens as the reference engine sends them (ints, ``numpy.float32``, controls)."""
@@ -97,6 +112,61 @@ class Stream:
     def same_stamps(self, other: "Stream") -> bool:
         """Whether both streams hold the same stamps."""
         return (self.base is other.base and self.shift == other.shift) or np.array_equal(self.time, other.time)
+
+
+def concat(streams: list[Stream]) -> Stream:
+    """One stream of consecutive pieces of a channel (the pieces themselves when only one).
+
+    The payload dtype is taken from the pieces that hold data tokens (a piece of control tokens
+    only may carry a placeholder dtype): float32 if any holds values, else the widest integer.
+    """
+    streams = [s for s in streams if len(s)] or streams[:1]
+    if len(streams) == 1:
+        return streams[0]
+    typed = [s.data.dtype for s in streams if np.any(s.code == DATA)] or [streams[0].data.dtype]
+    dtype = np.float32 if any(t.kind == "f" for t in typed) else np.result_type(*typed)
+    time = np.concatenate([s.time for s in streams])
+    monotone = all(s.monotone for s in streams)
+    gap = 0
+    if monotone:
+        steps = [int(b.base[0]) + b.shift - int(a.base[-1]) - a.shift for a, b in zip(streams, streams[1:])]
+        monotone = min(steps) >= 0
+        gap = min([s.gap for s in streams] + steps) if monotone else 0
+    return Stream(np.concatenate([s.code for s in streams]),
+                  np.concatenate([s.data.astype(dtype, copy=False) for s in streams]), time, monotone, gap)
+
+
+def with_done(s: Stream, stamp: int | None = None) -> Stream:
+    """``s`` followed by a ``D`` stamped ``stamp``, by default like its last token (the end of a
+    partial stream a block is run on; no stamp gap is assumed). A dense scan's rows are kept."""
+    n = len(s)
+    last = (int(s.base[-1]) + s.shift) if n else 0
+    if stamp is not None:
+        last = stamp
+    code = np.empty(n + 1, dtype=CODE_DTYPE)
+    code[:n] = s.code
+    code[n] = DONE_CODE
+    time = np.empty(n + 1, dtype=TIME_DTYPE)
+    np.add(s.base, TIME_DTYPE(s.shift), out=time[:n])
+    time[n] = last
+    monotone = s.monotone and (not n or last >= int(time[n - 1]))
+    if s.rows is not None and s._data is None and n == len(s.rows[0]) * (s.rows[1] + 1):
+        return Stream(code, None, time, monotone, 0, rows=s.rows)
+    data = np.zeros(n + 1, dtype=s.data.dtype)
+    data[:n] = s.data
+    return Stream(code, data, time, monotone, 0)
+
+
+def raise_stamps(s: Stream, floor: int) -> Stream:
+    """``s`` with every stamp below ``floor`` raised to it: a block whose clock is already
+    ``floor`` sees the stream as it would had it started at that clock (``docs/timing.md``)."""
+    if not len(s) or floor <= 0:
+        return s
+    low = int(s.base[0]) if s.monotone else int(s.base.min())
+    if low + s.shift >= floor:
+        return s
+    time = np.maximum(s.time, TIME_DTYPE(floor))
+    return Stream(s.code, s._data, time, s.monotone, 0, rows=s.rows)
 
 
 def dense_rows(refs: np.ndarray, n: int, dtype) -> np.ndarray:
@@ -323,8 +393,20 @@ def available_bytes() -> int | None:
     return min(limits) if limits else None
 
 
+class StreamTooLong(SimulationError):
+    """A stream longer than the run's ``token_limit``: the fast engine redoes the run in chunks."""
+
+    def __init__(self, block: str, tokens: int):
+        super().__init__(f"block '{block}' would emit {tokens:,} tokens, more than one pass may hold")
+        self.block = block
+        self.tokens = tokens
+
+
 def ensure_memory(ctx, tokens: int, bytes_per_token: int) -> None:
-    """Raises a ``SimulationError`` naming the block if ``tokens`` would not fit in memory."""
+    """Raises :class:`StreamTooLong` if ``tokens`` exceed the context's ``token_limit``, and a
+    ``SimulationError`` naming the block if they would not fit in memory."""
+    if ctx.token_limit is not None and tokens > ctx.token_limit:
+        raise StreamTooLong(ctx.block.name, tokens)
     need = tokens * bytes_per_token
     if need < 1 << 28:  # small: not worth asking the system
         return

@@ -60,7 +60,9 @@ def fork(ctx, ins):
     stamps, shift = stamped
     lanes = len(ctx.block.outputs)
     dealt = (s.code == DATA) | (s.code == EMPTY_CODE)
-    lane = np.where(dealt, np.cumsum(dealt) - 1, -1) % lanes
+    count = np.cumsum(dealt)
+    lane = np.where(dealt, count - 1 + ctx.dealt, -1) % lanes
+    ctx.dealt += int(count[-1]) if len(count) else 0
     outs = []
     for p in range(lanes):
         keep = ~dealt | (lane == p)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from fuseflow.sim.engines.reference import run_block
 from fuseflow.sim.graph import Block
 from fuseflow.sim.tokens import format_stream, stream
@@ -64,8 +66,13 @@ def assert_same_results(want, got, trace=False):
                 [(token_key(t), s) for t, s in got.trace[ch]], ch
 
 
-def assert_engines_agree(graph, inputs, arch=None, trace=True):
-    """Runs ``graph`` on both engines and checks they agree (with traces, token by token).
+CHUNKS = (1, 2, 3, 5)
+"""Chunk sizes (tokens per piece) for chunked fast runs: boundaries fall after every token."""
+
+
+def assert_engines_agree(graph, inputs, arch=None, trace=True, chunks=CHUNKS):
+    """Runs ``graph`` on both engines and checks they agree (with traces, token by token), the
+    fast engine on whole streams and in chunks of each size in ``chunks``.
 
     If the reference engine rejects the run, the fast engine must raise the same error class;
     returns None then.
@@ -82,4 +89,22 @@ def assert_engines_agree(graph, inputs, arch=None, trace=True):
         return None
     got = run(graph, inputs, arch, engine="fast", trace=trace)
     assert_same_results(want, got, trace)
+    for size in chunks:
+        assert_same_results(want, run(graph, inputs, arch, engine="fast", trace=trace, chunk_tokens=size), trace)
     return got
+
+
+@contextlib.contextmanager
+def chunked(chunk_tokens):
+    """Within the block, every simulation (``CompiledModel.simulate`` too) passes
+    ``chunk_tokens`` to the engine (None: the default)."""
+    import functools
+
+    import pytest
+
+    from fuseflow.sim import engines
+
+    with pytest.MonkeyPatch.context() as mp:
+        if chunk_tokens is not None:
+            mp.setattr(engines, "run", functools.partial(engines.run, chunk_tokens=chunk_tokens))
+        yield

@@ -23,7 +23,7 @@ from fuseflow.kernels import KERNELS
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
 from fuseflow.sim.graph import Block, BlockGraph
-from sim_helpers import assert_engines_agree, assert_same_results
+from sim_helpers import assert_engines_agree, assert_same_results, chunked
 from test_sim_engine import (
     ROWS, chain_graph, hold_graph, parallel_graph, spmv_dcsr_output_graph, spmv_graph, spmv_inputs,
 )
@@ -148,10 +148,11 @@ def compiled(name: str, scale: int = 1):
                             fuseflow.Schedule(formats=dict(kernel.declared)))
 
 
-def simulate_both(name, inputs, scale=1, arch=None):
+def simulate_both(name, inputs, scale=1, arch=None, chunk_tokens=None):
     model = compiled(name, scale)
     want = model.simulate(*inputs, engine="reference", arch=arch)
-    got = model.simulate(*inputs, engine="fast", arch=arch)
+    with chunked(chunk_tokens):
+        got = model.simulate(*inputs, engine="fast", arch=arch)
     assert len(want.run.kernels) == len(got.run.kernels)
     for a, b in zip(want.run.kernels, got.run.kernels):
         assert_same_results(a.result, b.result)
@@ -167,13 +168,22 @@ def test_every_kernel_agrees(name, sparsity):
     simulate_both(name, KERNELS[name].inputs(sparsity, seed=1))
 
 
+@pytest.mark.parametrize("chunk_tokens", [1, 4, 64])
+@pytest.mark.parametrize("sparsity", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_every_kernel_agrees_in_chunks(name, sparsity, chunk_tokens):
+    """Chunked fast runs (a chunk boundary after every few tokens of every stream) against the
+    reference: outputs, cycles and every block's statistics."""
+    simulate_both(name, KERNELS[name].inputs(sparsity, seed=1), chunk_tokens=chunk_tokens)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(KERNELS)), scale=st.sampled_from([1, 2]), seed=st.integers(0, 2**16),
        sparsity=st.sampled_from([0.0, 0.3, 0.7, 0.95, 1.0]), integer=st.booleans(), empty_rows=st.booleans(),
-       arch=st.sampled_from(ARCHS))
-def test_random_kernel_inputs_agree(name, scale, seed, sparsity, integer, empty_rows, arch):
+       arch=st.sampled_from(ARCHS), chunk_tokens=st.sampled_from([None, None, 1, 3, 17]))
+def test_random_kernel_inputs_agree(name, scale, seed, sparsity, integer, empty_rows, arch, chunk_tokens):
     inputs = KERNELS[name].inputs(sparsity, seed=seed, scale=scale, integer=integer, empty_rows=empty_rows)
-    simulate_both(name, inputs, scale, arch)
+    simulate_both(name, inputs, scale, arch, chunk_tokens)
 
 
 MATRIX_FORMATS = {"csr": TensorFormat.csr, "dcsr": TensorFormat.dcsr, "coo": TensorFormat.coo}
@@ -257,12 +267,13 @@ def compiled_gcn(fusion: str):
 
 @settings(max_examples=12, deadline=None)
 @given(fusion=st.sampled_from(["unfused", "partial", "full"]), seed=st.integers(0, 2**16),
-       density=st.sampled_from([0.0, 0.3, 1.0]))
-def test_gcn_at_every_fusion_level_agrees(fusion, seed, density):
+       density=st.sampled_from([0.0, 0.3, 1.0]), chunk_tokens=st.sampled_from([None, 1, 2, 9]))
+def test_gcn_at_every_fusion_level_agrees(fusion, seed, density, chunk_tokens):
     model, compiled_model = compiled_gcn(fusion)
     inputs = gcn_inputs(seed, density)
     want = compiled_model.simulate(*inputs, engine="reference")
-    got = compiled_model.simulate(*inputs, engine="fast")
+    with chunked(chunk_tokens):
+        got = compiled_model.simulate(*inputs, engine="fast")
     for a, b in zip(want.run.kernels, got.run.kernels):
         assert_same_results(a.result, b.result)
     torch.testing.assert_close(got.output, model(*inputs), rtol=1e-5, atol=1e-6)
@@ -270,8 +281,8 @@ def test_gcn_at_every_fusion_level_agrees(fusion, seed, density):
 
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**16), sparsity=st.sampled_from([0.0, 0.5, 0.9, 1.0]), empty_rows=st.booleans(),
-       scale=st.sampled_from([1, 2]))
-def test_outer_product_accumulator_agrees(seed, sparsity, empty_rows, scale):
+       scale=st.sampled_from([1, 2]), chunk_tokens=st.sampled_from([None, 1, 5]))
+def test_outer_product_accumulator_agrees(seed, sparsity, empty_rows, scale, chunk_tokens):
     """CSC x dense: the order-2 sparse accumulator (the fast engine's loop over inner stops)."""
     inputs = KERNELS["spmm_csc"].inputs(sparsity, seed=seed, scale=scale, integer=False, empty_rows=empty_rows)
-    simulate_both("spmm_csc", inputs, scale)
+    simulate_both("spmm_csc", inputs, scale, chunk_tokens=chunk_tokens)

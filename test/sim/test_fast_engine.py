@@ -11,6 +11,7 @@ from fuseflow.sim.arch import Arch
 from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR_BINARY
 from fuseflow.sim.engines import DeadlockError, StreamError, fast_scan, fast_spacc, run
 from fuseflow.sim.engines.fast import VECTORIZED, run_coroutine, topological_order
+from fuseflow.sim.engines.fast_blocks import FastContext
 from fuseflow.sim.engines.fast_stream import Stream, from_tokens, step_clocks
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.engines.reference import BlockContext, Channel, run_block
@@ -30,7 +31,7 @@ DENSE = FiberTree.from_dense(B, TensorFormat.dense(B.shape))
 def _context(block, tensors=(), outputs=(), arch=None):
     ins = [Channel(ch, "<test>", block.name, None, False) for ch in block.inputs]
     outs = [Channel(ch, block.name, None, None, True) for ch in block.outputs]
-    return BlockContext(block, ins, outs, arch or Arch(), list(tensors), list(outputs)), ins, outs
+    return FastContext(block, ins, outs, arch or Arch(), list(tensors), list(outputs)), ins, outs
 
 
 def run_both(block_kind, inputs, n_out=1, tensors=(), outputs=(), arch=None, seed=0, vectorized=True, **attrs):

@@ -1,0 +1,379 @@
+"""The fast engine in chunks: bounded memory whatever the stream length.
+
+A run is a sequence of *rounds*. The scanners of the outermost loop (scans fed by the root,
+possibly through broadcasts) run whole in the first round; their output, one outer fiber, is
+released a window of outer coordinates per round, and every other block, in topological
+order, runs on what its inputs hold so far (:mod:`fuseflow.sim.engines.fast_cut`): the
+longest prefix after which its state is its clock alone, the rest kept for the next round.
+A block carries its clock across pieces by seeing its next inputs' stamps raised to that
+clock, which is exact for the timing model's recurrence (``c_t = max(c_(t-1) + II, a_t)``
+starting at the carried clock equals the recurrence from 0 on arrivals raised to it). Kinds
+whose state is more than a clock (coordinate droppers and holds, joins, reducers with outer
+coordinates) run as reference coroutines kept alive across rounds; a sparse accumulator of
+order 2 or more keeps its input until the input is complete.
+
+Windows grow or shrink so that the longest stream piece of a round stays near the target
+(:class:`Chunking`): memory is bounded by the streams of one round, plus the inputs, the
+results being written and what blocks keep between rounds. Where a chunk boundary falls
+changes nothing in the results, cycles or statistics.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from fuseflow.sim.blocks import IMPLEMENTATIONS
+from fuseflow.sim.engines import fast_write
+from fuseflow.sim.engines.fast_blocks import make_context, simulate
+from fuseflow.sim.engines.fast_cut import STATEFUL, Piece, next_piece
+from fuseflow.sim.engines.fast_stream import DATA, Stream, concat, from_pairs, raise_stamps
+from fuseflow.sim.engines.reference import assemble_outputs
+from fuseflow.sim.graph import Block
+from fuseflow.sim.stats import BlockStats, KernelResult
+from fuseflow.sim.tokens import DeadlockError, SimulationError, StreamError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MEMORY_BUDGET = 4 << 30
+"""Bytes (4 GiB): leaves room on a 24 GB machine for the inputs, the results and a second run."""
+BYTES_PER_STREAM_TOKEN = 64
+"""Peak bytes per token of a graph's longest stream: its own 9 bytes and its share of the
+other streams alive at the same time and of the blocks' temporaries."""
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """How the fast engine bounds its memory.
+
+    A run keeps whole streams while its longest stream stays within ``memory_budget /
+    BYTES_PER_STREAM_TOKEN`` tokens; a longer one makes it simulate the outermost loop in
+    chunks whose streams stay about half that long.
+    """
+
+    memory_budget: int | None = DEFAULT_MEMORY_BUDGET
+    """Bytes the streams of one pass may take (None: whole streams, however long)."""
+    chunk_tokens: int | None = None
+    """Force chunks of about this many tokens per stream piece, every piece cut at most this
+    long as well (tiny values put chunk boundaries everywhere: tests); None: from the budget."""
+
+    def __post_init__(self):
+        for name in ("memory_budget", "chunk_tokens"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+
+    def stream_tokens(self) -> int | None:
+        """The longest stream a whole-stream run may hold (None: no limit)."""
+        if self.memory_budget is None:
+            return None
+        return max(1, self.memory_budget // BYTES_PER_STREAM_TOKEN)
+
+
+class _Runner:
+    """One block across rounds: pending input pieces, whether each input is complete, carried
+    clock and statistics."""
+
+    def __init__(self, block: Block, ctx, trace: bool):
+        self.block = block
+        self.ctx = ctx
+        self.pending: list[list[Stream]] = [[] for _ in block.inputs]
+        self.complete = [False] * len(block.inputs)
+        self.fresh = True
+        self.done = False
+        self.trace = trace
+
+    def feed(self, port: int, piece: Stream) -> None:
+        self.pending[port].append(piece)
+        self.fresh = True
+
+    def finished_input(self, port: int) -> None:
+        self.complete[port] = True
+        self.fresh = True
+
+
+class _PieceRunner(_Runner):
+    """A block run on pieces (:mod:`fast_cut`) by its whole-stream implementation."""
+
+    def __init__(self, block, ctx, trace, split):
+        super().__init__(block, ctx, trace)
+        self.split = split
+        self.clock = 0
+        self.stats = BlockStats(block.name, block.kind, tokens_in={c: 0 for c in block.inputs},
+                                tokens_out={c: 0 for c in block.outputs})
+        self.sinks: list = []
+
+    def advance(self) -> list[list[Stream]]:
+        """Runs every piece the pending inputs allow; the output pieces per output."""
+        produced: list[list[Stream]] = [[] for _ in self.block.outputs]
+        self.fresh = False
+        size = self.split
+        while not self.done:
+            streams = [concat(p) if p else _EMPTY for p in self.pending]
+            self.pending = [[s] if len(s) else [] for s in streams]
+            views, whole = streams, all(self.complete)
+            if size is not None:
+                views = [s.head(size) for s in streams]
+                whole = whole and all(len(v) == len(s) for v, s in zip(views, streams))
+            if whole:
+                piece = Piece(views, [len(s) for s in views], 0)
+            else:
+                avail = [len(v) - (c and len(v) == len(s)) for v, s, c in zip(views, streams, self.complete)]
+                piece = next_piece(self.ctx, views, avail)
+            if piece is None:
+                if size is not None and any(len(v) < len(s) for v, s in zip(views, streams)):
+                    size *= 2  # a piece needs more than ``size`` tokens: look further
+                    continue
+                break
+            size = self.split
+            for j, out in enumerate(self._run(piece)):
+                produced[j].append(out)
+            self.pending = [[s.tail(k)] if k < len(s) else [] for s, k in zip(streams, piece.used)]
+            self.done = whole
+        return produced
+
+    def _run(self, piece: Piece) -> list[Stream]:
+        ctx = self.ctx
+        ctx.stats = BlockStats(self.block.name, self.block.kind,
+                               tokens_in={c: 0 for c in self.block.inputs},
+                               tokens_out={c: 0 for c in self.block.outputs})
+        ctx.clock = 0
+        ctx.sink = []
+        outs = simulate(ctx, [raise_stamps(s, self.clock) for s in piece.ins])
+        outs = [o.head(len(o) - piece.strip) for o in outs]
+        self.clock = ctx.clock - piece.strip * ctx.ii
+        got, total = ctx.stats, self.stats
+        total.steps += got.steps - piece.strip
+        for ch, k in zip(self.block.inputs, piece.used):
+            total.tokens_in[ch] += k
+        for ch, o in zip(self.block.outputs, outs):
+            total.tokens_out[ch] += len(o)
+        for name in ("ops", "crd_reads", "ref_reads", "val_reads", "crd_writes", "ref_writes", "val_writes"):
+            setattr(total, name, getattr(total, name) + getattr(got, name))
+        total.cycles = self.clock
+        if self.block.kind in ("level_write", "value_write"):
+            self.sinks.append(ctx.sink)
+        return outs
+
+    def finish(self) -> None:
+        """Leaves the context as a whole-stream run would (clock, statistics, writer sink)."""
+        self.ctx.clock = self.clock
+        self.ctx.stats = self.stats
+        if self.block.kind in ("level_write", "value_write"):
+            self.ctx.sink = _joined_sink(self.sinks)
+
+
+class _CoroutineRunner(_Runner):
+    """A block whose state is more than a clock: its reference coroutine, resumed whenever new
+    tokens arrive, until it waits on an input that has none yet."""
+
+    def __init__(self, block, ctx, trace):
+        super().__init__(block, ctx, trace)
+        self.gen = IMPLEMENTATIONS[block.kind](ctx)
+
+    def feed(self, port: int, piece: Stream) -> None:
+        self.ctx._ins[port].queue.extend(piece.pairs())
+        self.fresh = True
+
+    def advance(self) -> list[list[Stream]]:
+        self.fresh = False
+        ctx = self.ctx
+        while not self.done:
+            try:
+                wait = self.gen.send(None)
+            except StopIteration:
+                self.done = True
+                left = [f"'{c.name}' ({len(c.queue)} tokens, consumer '{self.block.name}')"
+                        for c in ctx._ins if c.queue]
+                if left:
+                    raise StreamError("blocks finished with unconsumed tokens on " + ", ".join(left)) from None
+                break
+            except SimulationError:
+                raise
+            except Exception as exc:
+                raise SimulationError(f"block '{self.block.name}' ({self.block.kind}): {exc!r}") from exc
+            ch = wait[1]
+            if not ch.queue:
+                if self.complete[ctx._ins.index(ch)]:
+                    raise DeadlockError(
+                        f"deadlock: '{self.block.name}' waits for a token on channel '{ch.name}' "
+                        f"from '{ch.producer}' (its producer has finished: the stream ended early)",
+                        {self.block.name: ch.name})
+                break
+        produced = []
+        for ch in ctx._outs:
+            produced.append([from_pairs(ch.trace)] if ch.trace else [])
+            ch.trace = []
+        return produced
+
+    def finish(self) -> None:
+        self.ctx.stats.cycles = self.ctx.clock
+
+
+_EMPTY = Stream(np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(0, np.int32), True, 0)
+
+
+def _joined_sink(sinks: list):
+    """A writer's sink from the sinks of its pieces (streams and arrays, or token lists)."""
+    if all(isinstance(s, Stream) for s in sinks):
+        return concat(sinks) if sinks else _EMPTY
+    if all(isinstance(s, np.ndarray) for s in sinks):
+        return np.concatenate(sinks) if sinks else np.zeros(0, np.float32)
+    out: list = []
+    for s in sinks:
+        out.extend(s.tokens() if isinstance(s, Stream) else list(s))
+    return out
+
+
+def _uses_coroutine(block: Block) -> bool:
+    return block.kind in STATEFUL or (block.kind == "reduce" and len(block.inputs) > 1)
+
+
+def outer_scanners(graph, order) -> set[str]:
+    """Scans fed by the root (through broadcasts only): the outermost loop's scanners."""
+    producers = graph.producers()
+    found = set()
+    for b in order:
+        if b.kind != "scan":
+            continue
+        src = producers[b.inputs[0]]
+        while src.kind == "broadcast":
+            src = producers[src.inputs[0]]
+        if src.kind == "root":
+            found.add(b.name)
+    return found
+
+
+class _Windows:
+    """Windows of outer coordinates, sized so a round's longest piece stays near ``target``."""
+
+    def __init__(self, target: int, first: int):
+        self.target = target
+        self.width = max(1, first)
+        self.low = 0
+
+    def next(self, longest: int) -> int:
+        """The upper bound of the next window, given the longest piece of the last round."""
+        if self.low:
+            grow = 4.0 if not longest else min(4.0, self.target / longest)
+            self.width = max(1, int(self.width * grow))
+        self.low += self.width
+        return self.low
+
+
+def run(graph, order, inputs, arch, trace: bool, chunking, overflow: int | None) -> KernelResult:
+    """Simulates ``graph`` in rounds over windows of outer coordinates (see the module doc).
+
+    ``overflow``: the length of the stream that made a whole-stream run give up (sizes the
+    first window), or None.
+    """
+    split = chunking.chunk_tokens
+    target = split if split is not None else max(1, (chunking.stream_tokens() or 1) // 2)
+    producers = graph.producers()
+    consumers = graph.consumers()
+    port_of = {ch: (consumers[ch].name, consumers[ch].inputs.index(ch)) for ch in consumers}
+    runners: dict[str, _Runner] = {}
+    for b in order:
+        ctx = make_context(b, producers, arch, inputs, graph.outputs)
+        runners[b.name] = _CoroutineRunner(b, ctx, trace) if _uses_coroutine(b) else _PieceRunner(b, ctx, trace, split)
+    sources = outer_scanners(graph, order)
+    held: dict[str, list[Stream]] = {}
+    traces: dict[str, list] = {ch: [] for b in graph.blocks for ch in b.outputs} if trace else {}
+
+    def one_round() -> int:
+        """Every block with new input runs; returns the longest piece produced."""
+        longest = 0
+        for b in order:
+            r = runners[b.name]
+            if r.done or not r.fresh:
+                continue
+            for ch, pieces in zip(b.outputs, r.advance()):
+                for piece in pieces:
+                    longest = max(longest, len(piece))
+                    if trace:
+                        traces[ch].extend(piece.pairs())
+                    if b.name in sources:
+                        held.setdefault(ch, []).append(piece)
+                    elif ch in port_of:
+                        name, port = port_of[ch]
+                        runners[name].feed(port, piece)
+            if r.done and b.name not in sources:
+                for ch in b.outputs:
+                    if ch in port_of:
+                        name, port = port_of[ch]
+                        runners[name].finished_input(port)
+        return longest
+
+    one_round()  # the root and the outer scanners, whole
+    outer = _OuterFibers(held, [b for b in graph.blocks if b.name in sources])
+    first = max(1, int(outer.extent * target / overflow / 2)) if overflow else 1
+    windows = _Windows(target, first)
+    longest, rounds = 0, 1
+    while True:
+        high = windows.next(longest)
+        last = high >= outer.extent
+        for ch, piece in outer.release(high, last):
+            if ch in port_of:
+                name, port = port_of[ch]
+                if len(piece):
+                    runners[name].feed(port, piece)
+                if last:
+                    runners[name].finished_input(port)
+        longest = one_round()
+        rounds += 1
+        if last:
+            break
+    stuck = [r for r in runners.values() if not r.done]
+    if stuck:
+        r = stuck[0]
+        waiting = [ch for ch, p in zip(r.block.inputs, r.pending) if p] or list(r.block.inputs)
+        raise DeadlockError(f"deadlock: '{r.block.name}' cannot finish: an input stream ended early "
+                            f"(waiting on {', '.join(waiting)})", {r.block.name: waiting[0] if waiting else ""})
+    log.info("%s: %d rounds over %d outer coordinates", graph.name, rounds, outer.extent)
+    for r in runners.values():
+        r.finish()
+    contexts = {b.name: runners[b.name].ctx for b in graph.blocks}
+    return KernelResult(
+        outputs=assemble_outputs(graph, contexts, fast_write.assemble_result),
+        cycles=max((ctx.clock for ctx in contexts.values()), default=0),
+        blocks={b.name: contexts[b.name].stats for b in graph.blocks},
+        trace={ch: traces[ch] for b in graph.blocks for ch in b.outputs} if trace else None,
+    )
+
+
+class _OuterFibers:
+    """The outer scanners' whole outputs, released by windows of coordinates.
+
+    Each outer scanner emits one fiber, ``c_0 .. c_(n-1) S0 D``; a window ``[low, high)``
+    releases the tokens of its coordinates, the last one the rest. Outputs of another form are
+    released whole in the first window.
+    """
+
+    def __init__(self, held: dict[str, list[Stream]], blocks: list[Block]):
+        self.outputs = []  # (crd stream, [(channel, stream)], released so far)
+        self.extent = 0
+        for b in blocks:
+            streams = [(ch, concat(held.get(ch) or [_EMPTY])) for ch in b.outputs]
+            crd = streams[0][1]
+            n = len(crd) - 2
+            if n < 0 or crd.code[-2] != 0 or np.any(crd.code[:n] != DATA):
+                n = 0
+                coords = np.zeros(0, np.int64)
+            else:
+                coords = crd.data[:n]
+                if n:
+                    self.extent = max(self.extent, int(coords.max()) + 1)
+            self.outputs.append([coords, streams, 0])
+
+    def release(self, high: int, last: bool) -> list[tuple[str, Stream]]:
+        """Per output channel, its tokens of coordinates below ``high`` not yet released."""
+        out = []
+        for entry in self.outputs:
+            coords, streams, start = entry
+            stop = len(streams[0][1]) if last else max(start, int(np.searchsorted(coords, high)))
+            entry[2] = stop
+            for ch, s in streams:
+                out.append((ch, s.head(stop).tail(start) if start else s.head(stop)))
+        return out

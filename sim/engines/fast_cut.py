@@ -1,0 +1,186 @@
+"""Where a block may stop reading a partial stream: the cut rules of the chunked fast engine.
+
+A chunked run hands a block the part of each input stream produced so far. The block runs on a
+*piece*: a prefix of every input after which its state is only its clock (no fiber half read,
+no lookahead pending), each prefix closed by a synthetic ``D`` stamped like its last token, so
+the whole-stream implementations run on it unchanged. The synthetic steps (the ``D`` step, and
+for a repeater or a locate the close of a unit still being walked) are the last ``strip`` steps
+of the piece; each emits exactly one token on every output, and never waits (their tokens are
+stamped no later than what the block has already seen), so the block's clock after the real
+steps is its final clock minus ``strip`` intervals. The tokens after each prefix stay pending
+for the next piece.
+
+A rule returns None when no complete step can be taken yet. Kinds without a rule here keep
+their whole input until it is complete (:data:`STATEFUL` kinds run as a persistent coroutine
+instead, see :mod:`fuseflow.sim.engines.fast_chunked`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fuseflow.sim.blocks.joiner import ref_ports
+from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, REPEAT_CODE, Stream, with_done
+
+STATEFUL = frozenset({"crddrop", "crdhold", "join"})
+"""Kinds whose state between tokens is more than a clock: run as a coroutine kept alive across
+pieces (the fast engine runs them on the reference coroutine anyway)."""
+
+
+@dataclass
+class Piece:
+    """What a block runs on next: per input the stream it sees (ending in ``D``) and how many
+    real tokens of it it consumes; ``strip`` synthetic steps end the piece."""
+
+    ins: list[Stream]
+    used: list[int]
+    strip: int
+
+
+def _owner(code: int) -> bool:
+    return code == DATA or code == EMPTY_CODE
+
+
+def _prefixes(streams: list[Stream], used: list[int], walked: int | None = None) -> Piece | None:
+    """Every input cut after ``used[i]`` tokens and closed by a synthetic ``D``.
+
+    ``walked``: an input read unit by unit, whose last unit, if it is a data or ``N`` token,
+    peeked the token after it to close: its ``D`` carries that token's stamp.
+    """
+    if not any(used):
+        return None
+    ins = []
+    for i, (s, k) in enumerate(zip(streams, used)):
+        peeked = i == walked and 0 < k < len(s) and _owner(int(s.code[k - 1]))
+        ins.append(with_done(s.head(k), int(s.base[k]) + s.shift if peeked else None))
+    return Piece(ins, used, 1)
+
+
+def _per_token(ctx, streams, avail):
+    """Blocks with one step per token of every input (read in lock step)."""
+    return _prefixes(streams, [min(avail)] * len(streams))
+
+
+def _scan(ctx, streams, avail):
+    """A data or ``N`` reference's fiber closes only once the next token is known."""
+    k = avail[0]
+    if k and _owner(int(streams[0].code[k - 1])):
+        k -= 1
+    return _prefixes(streams, [k], walked=0)
+
+
+def _last_stop(code: np.ndarray, k: int, low: int = 0) -> int:
+    """One past the last stop ``S_j`` (``j >= low``) among the first ``k`` codes, or 0."""
+    hits = np.flatnonzero(code[:k] >= low)
+    return int(hits[-1]) + 1 if len(hits) else 0
+
+
+def _reduce(ctx, streams, avail):
+    """Whole fibers: up to the last stop."""
+    if len(streams) > 1:
+        return None  # with outer coordinates: see STATEFUL handling of the reducer
+    return _prefixes(streams, [_last_stop(streams[0].code, avail[0])])
+
+
+def _joiner(ctx, streams, avail):
+    """Whole fibers of every input: up to the m-th stop of each, m the fewest stops any input
+    (with its references) holds."""
+    n, ports = ref_ports(ctx)
+    lengths = [min([avail[i]] + [avail[p] for p in ports[i]]) for i in range(n)]
+    stops = [np.flatnonzero(streams[i].code[:lengths[i]] >= 0) for i in range(n)]
+    m = min(len(s) for s in stops)
+    if not m:
+        return None
+    used = [0] * len(streams)
+    for i in range(n):
+        used[i] = int(stops[i][m - 1]) + 1
+        for p in ports[i]:
+            used[p] = used[i]
+    return _prefixes(streams, used)
+
+
+def _spacc(ctx, streams, avail):
+    """Order 1: up to the last flushing stop (``S_k``, ``k >= 1``) of the inner coordinates."""
+    if len(streams) != 2:
+        return None
+    k = _last_stop(streams[0].code, min(avail), low=1)
+    return _prefixes(streams, [k, k])
+
+
+def _units(code: np.ndarray, k: int) -> tuple[np.ndarray, int]:
+    """Unit heads among the first ``k`` tokens of a stream walked unit by unit (a data or ``N``
+    token with the stop it absorbs, or a bare stop), and how many units are complete (a data
+    unit is once the token after it is known)."""
+    c = code[:k]
+    owner = (c == DATA) | (c == EMPTY_CODE)
+    absorbed = np.zeros(len(c), dtype=bool)
+    absorbed[1:] = owner[:-1] & (c[1:] >= 0)
+    heads = np.flatnonzero(~absorbed)
+    complete = len(heads) - (1 if len(heads) and owner[heads[-1]] and heads[-1] == k - 1 else 0)
+    return heads, complete
+
+
+def _walk(lead: Stream, lead_avail: int, src: Stream, src_avail: int, lead_first: bool, close: int):
+    """Repeater (src, signals) and locate (coordinates, parent references): each lead token acts
+    on the current unit of ``src``; the lead's j-th closing token (``close``: the code that ends
+    a unit, or any stop) consumes unit j.
+
+    Complete units are consumed with their lead tokens; lead tokens on the next unit, whose head
+    is known, are run too, with a synthetic close of that unit (``S0``: a data unit read up to
+    its head) and ``D`` after it, the unit itself staying pending.
+    """
+    lcode = lead.code[:lead_avail]
+    closes = np.flatnonzero(lcode == close) if close is not None else np.flatnonzero(lcode >= 0)
+    heads, complete = _units(src.code, src_avail)
+    q = min(len(closes), complete)
+    lead_used = int(closes[q - 1]) + 1 if q else 0
+    src_used = int(heads[q]) if q < len(heads) else src_avail
+    extra = (int(closes[q]) if q < len(closes) else lead_avail) - lead_used
+    if extra and q < len(heads) and _owner(int(src.code[heads[q]])):
+        head = int(heads[q])
+        lead_piece = _close_unit(lead.head(lead_used + extra))
+        src_piece = with_done(src.head(head + 1))
+        ins = [lead_piece, src_piece] if lead_first else [src_piece, lead_piece]
+        used = [lead_used + extra, src_used] if lead_first else [src_used, lead_used + extra]
+        return Piece(ins, used, 2)
+    used = [lead_used, src_used] if lead_first else [src_used, lead_used]
+    return _prefixes([lead, src] if lead_first else [src, lead], used, walked=None if lead_first else 0)
+
+
+def _close_unit(s: Stream) -> Stream:
+    """``s`` followed by a synthetic ``S0`` and ``D``, both stamped like its last token."""
+    s = with_done(s)
+    code = s.code.copy()
+    code[-1] = 0
+    closed = Stream(code, s.data, s.time, s.monotone, 0, rows=s.rows)
+    return with_done(closed)
+
+
+def _repeat(ctx, streams, avail):
+    src, sig = streams
+    if np.any(src.code[:avail[0]] == REPEAT_CODE):
+        return None
+    return _walk(sig, avail[1], src, avail[0], lead_first=False, close=0)
+
+
+def _locate(ctx, streams, avail):
+    crd, ref = streams
+    return _walk(crd, avail[0], ref, avail[1], lead_first=True, close=None)
+
+
+RULES = {
+    "broadcast": _per_token, "fork": _per_token, "repsiggen": _per_token, "array": _per_token,
+    "alu": _per_token, "level_write": _per_token, "value_write": _per_token,
+    "scan": _scan, "reduce": _reduce, "intersect": _joiner, "union": _joiner, "spacc": _spacc,
+    "repeat": _repeat, "locate": _locate,
+}
+"""Cut rule per kind: ``rule(ctx, streams, avail) -> Piece | None`` with ``avail[i]`` the
+tokens of input i that may be read (its final ``D`` excluded)."""
+
+
+def next_piece(ctx, streams: list[Stream], avail: list[int]) -> Piece | None:
+    """The next piece ``ctx.block`` can run on, or None (wait for more input)."""
+    rule = RULES.get(ctx.block.kind)
+    return rule(ctx, streams, avail) if rule is not None else None
