@@ -29,7 +29,7 @@ from fuseflow.sim.blocks import IMPLEMENTATIONS
 from fuseflow.sim.engines import fast_write
 from fuseflow.sim.engines.fast_blocks import make_context, simulate
 from fuseflow.sim.engines.fast_cut import STATEFUL, Piece, next_piece
-from fuseflow.sim.engines.fast_stream import DATA, Stream, concat, from_pairs, raise_stamps
+from fuseflow.sim.engines.fast_stream import DATA, DONE_CODE, Stream, concat, from_pairs, raise_stamps
 from fuseflow.sim.engines.reference import assemble_outputs
 from fuseflow.sim.graph import Block
 from fuseflow.sim.stats import BlockStats, KernelResult
@@ -113,15 +113,13 @@ class _PieceRunner(_Runner):
         while not self.done:
             streams = [concat(p) if p else _EMPTY for p in self.pending]
             self.pending = [[s] if len(s) else [] for s in streams]
-            views, whole = streams, all(self.complete)
-            if size is not None:
-                views = [s.head(size) for s in streams]
-                whole = whole and all(len(v) == len(s) for v, s in zip(views, streams))
+            views = streams if size is None else [s.head(size) for s in streams]
+            ended = [bool(len(v)) and v.code[-1] == DONE_CODE for v in views]  # D: the producer is done
+            whole = all(ended)
             if whole:
                 piece = Piece(views, [len(s) for s in views], 0)
             else:
-                avail = [len(v) - (c and len(v) == len(s)) for v, s, c in zip(views, streams, self.complete)]
-                piece = next_piece(self.ctx, views, avail)
+                piece = next_piece(self.ctx, views, [len(v) - e for v, e in zip(views, ended)])
             if piece is None:
                 if size is not None and any(len(v) < len(s) for v, s in zip(views, streams)):
                     size *= 2  # a piece needs more than ``size`` tokens: look further
@@ -141,9 +139,17 @@ class _PieceRunner(_Runner):
                                tokens_out={c: 0 for c in self.block.outputs})
         ctx.clock = 0
         ctx.sink = []
-        outs = simulate(ctx, [raise_stamps(s, self.clock) for s in piece.ins])
-        outs = [o.head(len(o) - piece.strip) for o in outs]
-        self.clock = ctx.clock - piece.strip * ctx.ii
+        full = simulate(ctx, [raise_stamps(s, self.clock) for s in piece.ins])
+        outs = [o.head(len(o) - piece.strip) for o in full]
+        if not piece.strip:
+            self.clock = ctx.clock
+        elif any(len(o) for o in outs):  # see fast_cut.Piece
+            self.clock = max(int(o.base[-1]) + o.shift for o in outs if len(o)) - ctx.latency + ctx.ii
+        else:
+            self.clock = ctx.clock - piece.strip * ctx.ii
+        if piece.strip == 1:
+            for o, f in zip(outs, full):
+                o.closed = f
         got, total = ctx.stats, self.stats
         total.steps += got.steps - piece.strip
         for ch, k in zip(self.block.inputs, piece.used):

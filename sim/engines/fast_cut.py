@@ -32,7 +32,13 @@ pieces (the fast engine runs them on the reference coroutine anyway)."""
 @dataclass
 class Piece:
     """What a block runs on next: per input the stream it sees (ending in ``D``) and how many
-    real tokens of it it consumes; ``strip`` synthetic steps end the piece."""
+    real tokens of it it consumes; ``strip`` synthetic steps end the piece.
+
+    The last real step of every piece emits on some output and ends with a send, so a block's
+    clock after it is the latest stamp it emitted minus its latency plus its interval, whatever
+    the synthetic tokens' stamps (they only delay synthetic steps). A block without outputs (a
+    writer) reads its clock after the synthetic steps instead, which never wait.
+    """
 
     ins: list[Stream]
     used: list[int]
@@ -43,24 +49,30 @@ def _owner(code: int) -> bool:
     return code == DATA or code == EMPTY_CODE
 
 
-def _prefixes(streams: list[Stream], used: list[int], walked: int | None = None) -> Piece | None:
+def _prefixes(streams: list[Stream], used: list[int], walked: int | None = None, outputs: bool = True
+              ) -> Piece | None:
     """Every input cut after ``used[i]`` tokens and closed by a synthetic ``D``.
 
     ``walked``: an input read unit by unit, whose last unit, if it is a data or ``N`` token,
-    peeked the token after it to close: its ``D`` carries that token's stamp.
+    peeked the token after it to close: its ``D`` carries that token's stamp. ``outputs``: the
+    block has outputs (else its clock is read from its last step, which the ``D``'s stamp
+    must not delay: the ``D`` is stamped like the token before it).
     """
     if not any(used):
         return None
     ins = []
     for i, (s, k) in enumerate(zip(streams, used)):
         peeked = i == walked and 0 < k < len(s) and _owner(int(s.code[k - 1]))
-        ins.append(with_done(s.head(k), int(s.base[k]) + s.shift if peeked else None))
+        if k == len(s) and s.closed is not None and i != walked and outputs:
+            ins.append(s.closed)  # no copy; its D's stamp matters to no real step (see Piece)
+        else:
+            ins.append(with_done(s.head(k), int(s.base[k]) + s.shift if peeked else None))
     return Piece(ins, used, 1)
 
 
 def _per_token(ctx, streams, avail):
     """Blocks with one step per token of every input (read in lock step)."""
-    return _prefixes(streams, [min(avail)] * len(streams))
+    return _prefixes(streams, [min(avail)] * len(streams), outputs=bool(ctx.block.outputs))
 
 
 def _scan(ctx, streams, avail):

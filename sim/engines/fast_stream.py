@@ -41,7 +41,7 @@ class Stream:
     outputs with the input's stamps plus its latency, and shares the input's array.
     """
 
-    __slots__ = ("code", "_data", "rows", "base", "shift", "monotone", "gap")
+    __slots__ = ("code", "_data", "rows", "base", "shift", "monotone", "gap", "closed")
 
     def __init__(self, code: np.ndarray, data: np.ndarray | None, time: np.ndarray, monotone: bool = False,
                  gap: int = 0, shift: int = 0, rows: tuple | None = None):
@@ -57,6 +57,9 @@ class Stream:
         """Stamps known to be non-decreasing (every vectorized block's outputs)."""
         self.gap = gap
         """With ``monotone``: consecutive stamps differ by at least this (0 if unknown)."""
+        self.closed: Stream | None = None
+        """This stream followed by a ``D`` (a chunked run's piece, with the synthetic ``D`` its
+        producer ran on; its stamp may break :attr:`gap`), if known."""
 
     def __len__(self) -> int:
         return len(self.code)

@@ -158,7 +158,10 @@ def _elementwise(fn, code: np.ndarray, *args) -> np.ndarray:
     element by element at those positions when ``fn`` only takes scalars."""
     with np.errstate(all="ignore"):
         try:
-            return np.asarray(fn(*args)).astype(f32, copy=False)
+            out = np.asarray(fn(*args))
+            if out.shape != code.shape:  # a scalar-only op whose Python branch saw one element
+                raise ValueError(out.shape)
+            return out.astype(f32, copy=False)
         except (TypeError, ValueError):
             value = (code == DATA) | (code == EMPTY_CODE)
             out = np.zeros(len(value), dtype=f32)

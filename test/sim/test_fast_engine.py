@@ -456,3 +456,76 @@ def test_random_forks_and_alus_agree(body, seed, lanes):
     run_both("alu", [body + stream("D"), list(reversed(body[:-1])) + body[-1:] + stream("D")]
              if all(isinstance(t, np.float32) for t in body[:-1]) else [body + stream("D")] * 2,
              seed=seed, op="add")
+
+
+def run_in_pieces(block_kind, inputs, n_out, tensors=(), outputs=(), arch=None, seed=0, **attrs):
+    """Runs one block of the chunked engine on its inputs fed in random pieces (random stamps,
+    boundaries anywhere, each input cut on its own) and checks it against the reference block:
+    tokens and stamps, final clock, every statistic and the writer's sink."""
+    from fuseflow.sim.engines.fast_chunked import _PieceRunner
+
+    rng = np.random.default_rng(seed)
+    streams = [stream(s) if isinstance(s, str) else s for s in inputs]
+    top = 12 + 2 * max(map(len, streams), default=0)
+    stamped = [[(t, int(rng.integers(0, top))) for t in s] for s in streams]
+    if seed % 2:
+        stamped = [list(zip(s, np.cumsum(rng.integers(0, 4, len(s))).tolist())) for s in streams]
+    block = Block("b", block_kind, tuple(f"in{i}" for i in range(len(streams))),
+                  tuple(f"out{i}" for i in range(n_out)), attrs)
+    want, ref_ctx = run_block(block, stamped, tensors, outputs, arch)
+    ctx, _, _ = _context(block, tensors, outputs, arch)
+    runner = _PieceRunner(block, ctx, False, None)
+    arrays = [from_tokens([t for t, _ in s], [x for _, x in s]) for s in stamped]
+    cuts = [sorted(set(rng.integers(0, len(a) + 1, 3).tolist()) | {0, len(a)}) for a in arrays]
+    got = [[] for _ in range(n_out)]
+    for step in range(4):
+        for i, (a, c) in enumerate(zip(arrays, cuts)):
+            lo, hi = (c[step], c[step + 1]) if step + 1 < len(c) else (len(a), len(a))
+            if hi > lo:
+                runner.feed(i, a.head(hi).tail(lo))
+        if step == 3:
+            for i in range(len(arrays)):
+                runner.finished_input(i)
+        for j, pieces in enumerate(runner.advance()):
+            got[j] += [p for piece in pieces for p in piece.pairs()]
+    assert runner.done
+    runner.finish()
+    for w, g in zip(want, got):
+        assert [(token_key(t), s) for t, s in w] == [(token_key(t), s) for t, s in g]
+    ref_ctx.stats.cycles = ref_ctx.clock
+    assert ctx.clock == ref_ctx.clock
+    assert ctx.stats.to_dict() == ref_ctx.stats.to_dict()
+    sink = ctx.sink.tokens() if isinstance(ctx.sink, Stream) else list(ctx.sink)
+    assert [token_key(t) for t in sink] == [token_key(t) for t in ref_ctx.sink]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("kind,inputs,n_out,kw,attrs", CASES, ids=[f"{c[0]}{i}" for i, c in enumerate(CASES)])
+def test_blocks_fed_in_pieces_agree(kind, inputs, n_out, kw, attrs, seed):
+    run_in_pieces(kind, inputs, n_out, seed=seed, **kw, **attrs)
+
+
+def test_chunking_options_are_validated():
+    from fuseflow.sim.engines import Chunking
+
+    for bad in (0, -1, 1.5, True, "4G"):
+        with pytest.raises(ValueError, match="memory_budget must be a positive integer or None"):
+            Chunking(memory_budget=bad)
+        with pytest.raises(ValueError, match="chunk_tokens must be a positive integer or None"):
+            run(spmv_graph(), spmv_inputs(), engine="fast", chunk_tokens=bad)
+    assert Chunking(memory_budget=None).stream_tokens() is None
+
+
+def test_a_run_over_its_budget_is_redone_in_chunks_with_the_same_results(caplog):
+    from sim_helpers import assert_same_results
+
+    want = run(spmv_graph(), spmv_inputs(), engine="reference", trace=True)
+    with caplog.at_level("INFO", logger="fuseflow.sim.engines"):
+        got = run(spmv_graph(), spmv_inputs(), engine="fast", trace=True, memory_budget=64)
+    assert "simulating it in chunks of the outermost loop" in caplog.text
+    assert "rounds over 3 outer coordinates" in caplog.text
+    assert_same_results(want, got, trace=True)
+    caplog.clear()
+    with caplog.at_level("INFO", logger="fuseflow.sim.engines"):
+        assert_same_results(want, run(spmv_graph(), spmv_inputs(), engine="fast", trace=True), trace=True)
+    assert "chunks" not in caplog.text  # within the default budget: whole streams
