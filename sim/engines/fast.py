@@ -23,7 +23,13 @@ import logging
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.blocks import IMPLEMENTATIONS
 from fuseflow.sim.engines import fast_chunked, fast_write, reference
-from fuseflow.sim.engines.fast_blocks import VECTORIZED, make_context, run_coroutine, simulate, topological_order
+from fuseflow.sim.engines.fast_blocks import (
+    VECTORIZED,
+    make_context,
+    run_coroutine,
+    simulate,
+    topological_order,
+)
 from fuseflow.sim.engines.fast_chunked import Chunking
 from fuseflow.sim.engines.fast_stream import Stream, StreamTooLong
 from fuseflow.sim.engines.reference import assemble_outputs

@@ -29,7 +29,14 @@ from fuseflow.sim.blocks import IMPLEMENTATIONS
 from fuseflow.sim.engines import fast_write
 from fuseflow.sim.engines.fast_blocks import make_context, simulate
 from fuseflow.sim.engines.fast_cut import STATEFUL, Piece, next_piece
-from fuseflow.sim.engines.fast_stream import DATA, DONE_CODE, Stream, concat, from_pairs, raise_stamps
+from fuseflow.sim.engines.fast_stream import (
+    DATA,
+    DONE_CODE,
+    Stream,
+    concat,
+    from_pairs,
+    raise_stamps,
+)
 from fuseflow.sim.engines.reference import assemble_outputs
 from fuseflow.sim.graph import Block
 from fuseflow.sim.stats import BlockStats, KernelResult
@@ -76,14 +83,13 @@ class _Runner:
     """One block across rounds: pending input pieces, whether each input is complete, carried
     clock and statistics."""
 
-    def __init__(self, block: Block, ctx, trace: bool):
+    def __init__(self, block: Block, ctx):
         self.block = block
         self.ctx = ctx
         self.pending: list[list[Stream]] = [[] for _ in block.inputs]
         self.complete = [False] * len(block.inputs)
         self.fresh = True
         self.done = False
-        self.trace = trace
 
     def feed(self, port: int, piece: Stream) -> None:
         self.pending[port].append(piece)
@@ -97,8 +103,8 @@ class _Runner:
 class _PieceRunner(_Runner):
     """A block run on pieces (:mod:`fast_cut`) by its whole-stream implementation."""
 
-    def __init__(self, block, ctx, trace, split):
-        super().__init__(block, ctx, trace)
+    def __init__(self, block, ctx, split):
+        super().__init__(block, ctx)
         self.split = split
         self.clock = 0
         self.stats = BlockStats(block.name, block.kind, tokens_in={c: 0 for c in block.inputs},
@@ -175,8 +181,8 @@ class _CoroutineRunner(_Runner):
     """A block whose state is more than a clock: its reference coroutine, resumed whenever new
     tokens arrive, until it waits on an input that has none yet."""
 
-    def __init__(self, block, ctx, trace):
-        super().__init__(block, ctx, trace)
+    def __init__(self, block, ctx):
+        super().__init__(block, ctx)
         self.gen = IMPLEMENTATIONS[block.kind](ctx)
 
     def feed(self, port: int, piece: Stream) -> None:
@@ -283,7 +289,7 @@ def run(graph, order, inputs, arch, trace: bool, chunking, overflow: int | None)
     runners: dict[str, _Runner] = {}
     for b in order:
         ctx = make_context(b, producers, arch, inputs, graph.outputs)
-        runners[b.name] = _CoroutineRunner(b, ctx, trace) if _uses_coroutine(b) else _PieceRunner(b, ctx, trace, split)
+        runners[b.name] = _CoroutineRunner(b, ctx) if _uses_coroutine(b) else _PieceRunner(b, ctx, split)
     sources = outer_scanners(graph, order)
     held: dict[str, list[Stream]] = {}
     traces: dict[str, list] = {ch: [] for b in graph.blocks for ch in b.outputs} if trace else {}

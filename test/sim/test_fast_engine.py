@@ -14,7 +14,7 @@ from fuseflow.sim.engines.fast import VECTORIZED, run_coroutine, topological_ord
 from fuseflow.sim.engines.fast_blocks import FastContext
 from fuseflow.sim.engines.fast_stream import Stream, from_tokens, step_clocks
 from fuseflow.sim.engines.fast_values import fold_by_key
-from fuseflow.sim.engines.reference import BlockContext, Channel, run_block
+from fuseflow.sim.engines.reference import Channel, run_block
 from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
 from fuseflow.sim.graph import Block, BlockGraph
 from fuseflow.sim.tokens import format_stream, stream
@@ -474,7 +474,7 @@ def run_in_pieces(block_kind, inputs, n_out, tensors=(), outputs=(), arch=None, 
                   tuple(f"out{i}" for i in range(n_out)), attrs)
     want, ref_ctx = run_block(block, stamped, tensors, outputs, arch)
     ctx, _, _ = _context(block, tensors, outputs, arch)
-    runner = _PieceRunner(block, ctx, False, None)
+    runner = _PieceRunner(block, ctx, None)
     arrays = [from_tokens([t for t, _ in s], [x for _, x in s]) for s in stamped]
     cuts = [sorted(set(rng.integers(0, len(a) + 1, 3).tolist()) | {0, len(a)}) for a in arrays]
     got = [[] for _ in range(n_out)]
