@@ -39,6 +39,7 @@ def test_open_a_kernel_inspect_a_block_and_screenshot(browser, page, spmm_relu, 
     assert "2 kernels" in browser.evaluate("document.getElementById('summary').textContent")
 
     browser.click(*centre(browser, '[data-toggle="k0"]'))
+    browser.click(*centre(browser, "#fit"))           # the whole kernel in the window
     graph = spmm_relu.result.run.kernels[0].graph
     stats = spmm_relu.result.run.kernels[0].result.blocks
     shown = set(browser.evaluate(IDS))
@@ -49,7 +50,6 @@ def test_open_a_kernel_inspect_a_block_and_screenshot(browser, page, spmm_relu, 
     assert f"{stats[spacc].cycles:,} cyc" in text
     assert browser.evaluate("document.querySelectorAll('#viewport .edge.crit').length") > 0
 
-    browser.click(*centre(browser, "#fit"))
     browser.click(*centre(browser, f'[data-id="k0/{spacc}"] rect'))
     panel = browser.evaluate("document.getElementById('panel').innerText")
     assert '"sam.spacc"' in panel and "return torch.relu(A @ B)" in panel
@@ -88,3 +88,23 @@ def test_a_link_to_a_node_opens_its_kernel(browser, page, spmm_relu):
     shown = set(browser.evaluate(IDS))
     assert f"k1/{alu}" in shown and not any(i.startswith("k0/") for i in shown)
     assert "relu" in browser.evaluate("document.getElementById('panel').innerText")
+
+
+def test_a_large_kernel_draws_only_the_boxes_near_the_window(browser, tmp_path):
+    from fuseflow.viz import save_view
+    from fuseflow.viz.model import Edge, Node, View
+
+    kernel = Node("big", "big", "kernel")
+    for i in range(3000):
+        kernel.children.append(Node(f"big/b{i}", f"alu{i}", "alu"))
+        if i:
+            kernel.edges.append(Edge(i - 1 - (i % 3 == 0 and i > 5) * 5, i, f"s{i}"))
+    root = Node("model", "m", "model", children=[kernel])
+    page = save_view(View("big", root, open=("big",)), tmp_path / "big.html")
+    browser.open(page)                               # fitted: all 3000 boxes, no text
+    assert len(browser.evaluate(IDS)) == 3000
+    assert browser.evaluate("document.querySelectorAll('#viewport .node text').length") == 0
+    assert browser.evaluate("fuseflowView.reveal('big/b2999')")   # zoomed in on one block
+    drawn = browser.evaluate(IDS)
+    assert "big/b2999" in drawn and len(drawn) < 300  # the window's surroundings only
+    assert "alu2999" in browser.evaluate("document.querySelector('#viewport .sel').textContent")

@@ -49,7 +49,8 @@
   }
 
   // ---- text and colours -------------------------------------------------------------------
-  const fmt = (v) => (typeof v === "number" ? (Number.isInteger(v) ? v.toLocaleString("en-US") : v.toPrecision(3)) : String(v));
+  const INTEGER = new Intl.NumberFormat("en-US");   // one formatter: toLocaleString makes one per call
+  const fmt = (v) => (typeof v === "number" ? (Number.isInteger(v) ? INTEGER.format(v) : v.toPrecision(3)) : String(v));
   const pct = (v) => (100 * v).toFixed(1) + "%";
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const clip = (s) => (s.length > MAX_TEXT ? s.slice(0, MAX_TEXT - 1) + "…" : s);
@@ -212,9 +213,14 @@
   }
 
   // ---- drawing ------------------------------------------------------------------------------
+  // The scene is the open hierarchy flattened to absolute coordinates. Only what lies in (or
+  // near) the window is turned into SVG; with many boxes in view they are drawn without text
+  // and the edges as one path, so a 10,000-block kernel stays responsive.
+  const DETAIL_LIMIT = 900;
   let selected = null;
   const hits = new Set();
-  let drawnGroups = [];
+  let scene = null;
+  let drawn = null;
 
   function maximaOf(groups) {
     const mode = colourSelect.value;
@@ -228,55 +234,92 @@
     return maxima;
   }
 
-  function render() {
-    const t = performance.now();
-    layoutGroup(root);
-    const tl = performance.now();
-    drawnGroups = [];
-    (function collect(g) { drawnGroups.push(g); for (const c of g.children) if (isGroup(c) && c.open) collect(c); })(root);
-    const maxima = maximaOf(drawnGroups);
-    const out = [];
-    drawGroup(root, 0, 0, out, maxima);
-    viewport.innerHTML = out.join("");
-    timings.last_layout_ms = tl - t;
-    timings.last_render_ms = performance.now() - tl;
-    drawLegend(maxima);
+  function buildScene() {
+    const groups = [], frames = [], nodes = [], edges = [];
+    (function walk(g, ox, oy) {
+      groups.push(g);
+      if (g !== root) frames.push({ n: g, x: ox, y: oy });
+      const kids = g.children;
+      for (const e of g.edges || []) {
+        const a = kids[e[0]], b = kids[e[1]];
+        edges.push({ e, x1: ox + a.x + a.w / 2, y1: oy + a.y + a.h, x2: ox + b.x + b.w / 2, y2: oy + b.y });
+      }
+      for (const c of kids) {
+        if (isGroup(c) && c.open) walk(c, ox + c.x, oy + c.y);
+        else nodes.push({ n: c, x: ox + c.x, y: oy + c.y });
+      }
+    })(root, 0, 0);
+    return { groups, frames, nodes, edges, maxima: maximaOf(groups) };
   }
 
-  function drawGroup(g, ox, oy, out, maxima) {
-    const kids = g.children;
-    if (g !== root) {
-      out.push(`<g class="frame${g === selected ? " sel" : ""}" data-id="${esc(g.id)}" transform="translate(${ox},${oy})">` +
-        `<rect class="bg" width="${g.w}" height="${g.h}" rx="6"/>` +
-        `<text class="hd" x="30" y="17">${esc(clip(g.name))}${g.stats ? "  ·  " + esc(statLine(g)) : ""}</text>` +
-        toggle(g, 6, 5) + "</g>");
+  function relayout() {
+    const t = performance.now();
+    layoutGroup(root);
+    scene = buildScene();
+    timings.last_layout_ms = performance.now() - t;
+    drawLegend();
+  }
+
+  // The window in graph coordinates, grown by ``margin`` of its size on every side.
+  function windowRect(margin) {
+    const r = svg.getBoundingClientRect();
+    const w = r.width / view.k, h = r.height / view.k;
+    const x0 = -view.x / view.k, y0 = -view.y / view.k;
+    return { x0: x0 - margin * w, y0: y0 - margin * h, x1: x0 + w * (1 + margin), y1: y0 + h * (1 + margin) };
+  }
+
+  function draw() {
+    const t = performance.now();
+    const win = windowRect(0.5);
+    const inside = (x, y, w, h) => x < win.x1 && x + w > win.x0 && y < win.y1 && y + h > win.y0;
+    const nodes = scene.nodes.filter((o) => inside(o.x, o.y, o.n.w, o.n.h));
+    const coarse = nodes.length > DETAIL_LIMIT;
+    const out = [];
+    for (const f of scene.frames) if (inside(f.x, f.y, f.n.w, f.n.h)) out.push(frameSvg(f));
+    const plain = [], critical = [];
+    for (const l of scene.edges) {
+      if (!inside(Math.min(l.x1, l.x2), Math.min(l.y1, l.y2), Math.abs(l.x2 - l.x1) + 1, Math.abs(l.y2 - l.y1) + 1)) continue;
+      const dy = Math.max(20, Math.abs(l.y2 - l.y1) / 2);
+      const d = `M${l.x1},${l.y1}C${l.x1},${l.y1 + dy} ${l.x2},${l.y2 - dy} ${l.x2},${l.y2}`;
+      if (coarse) { (l.e[4] ? critical : plain).push(d); continue; }
+      const width = l.e[3] ? Math.min(5, 1 + Math.log10(1 + l.e[3]) * 0.6) : 1;
+      out.push(`<path class="edge${l.e[4] ? " crit" : ""}" d="${d}" stroke-width="${width.toFixed(2)}"/>`);
+      if (l.e[3] != null) out.push(`<text class="elabel" x="${(l.x1 + l.x2) / 2 + 3}" y="${(l.y1 + l.y2) / 2}">${fmt(l.e[3])}</text>`);
     }
-    for (const e of g.edges || []) {
-      const a = kids[e[0]], b = kids[e[1]];
-      const x1 = ox + a.x + a.w / 2, y1 = oy + a.y + a.h, x2 = ox + b.x + b.w / 2, y2 = oy + b.y;
-      const dy = Math.max(20, Math.abs(y2 - y1) / 2);
-      const width = e[3] ? Math.min(5, 1 + Math.log10(1 + e[3]) * 0.6) : 1;
-      out.push(`<path class="edge${e[4] ? " crit" : ""}" d="M${x1},${y1}C${x1},${y1 + dy} ${x2},${y2 - dy} ${x2},${y2}" stroke-width="${width.toFixed(2)}"/>`);
-      if (e[3] != null) out.push(`<text class="elabel" x="${(x1 + x2) / 2 + 3}" y="${(y1 + y2) / 2}">${fmt(e[3])}</text>`);
+    if (plain.length) out.push(`<path class="edge" d="${plain.join("")}"/>`);
+    if (critical.length) out.push(`<path class="edge crit" d="${critical.join("")}" stroke-width="2"/>`);
+    for (const o of nodes) out.push(nodeSvg(o, coarse));
+    viewport.innerHTML = out.join("");
+    svg.classList.toggle("coarse", coarse);
+    drawn = { win, k: view.k, coarse, count: nodes.length };
+    timings.last_draw_ms = performance.now() - t;
+  }
+
+  function frameSvg(f) {
+    const g = f.n;
+    return `<g class="frame${g === selected ? " sel" : ""}" data-id="${esc(g.id)}" transform="translate(${f.x},${f.y})">` +
+      `<rect class="bg" width="${g.w}" height="${g.h}" rx="6"/>` +
+      `<text class="hd" x="30" y="17">${esc(clip(g.name))}${g.stats ? "  ·  " + esc(statLine(g)) : ""}</text>` +
+      toggle(g, 6, 5) + "</g>";
+  }
+
+  function nodeSvg(o, coarse) {
+    const c = o.n;
+    let cls = "node";
+    if (isGroup(c)) cls += " group-closed";
+    if (c.stats && c.stats.critical) cls += " crit";
+    if (c === selected) cls += " sel";
+    if (hits.has(c)) cls += " hit";
+    const box = `<rect class="box" width="${c.w}" height="${c.h}" rx="4" fill="${colourOf(c, scene.maxima)}"/>`;
+    const head = `<g class="${cls}" data-id="${esc(c.id)}" data-kind="${esc(c.kind)}" transform="translate(${o.x},${o.y})">`;
+    if (coarse) return head + box + "</g>";
+    const ls = lines(c);
+    let text = `<text class="nm" x="8" y="${LINE}">${esc(ls[0])}</text>`;
+    for (let i = 1; i < ls.length; i++) {
+      const role = i === ls.length - 1 && statLine(c) ? "st" : "lb";
+      text += `<text class="${role}" x="8" y="${LINE * (i + 1)}">${esc(ls[i])}</text>`;
     }
-    for (const c of kids) {
-      const x = ox + c.x, y = oy + c.y;
-      if (isGroup(c) && c.open) { drawGroup(c, x, y, out, maxima); continue; }
-      let cls = "node";
-      if (isGroup(c)) cls += " group-closed";
-      if (c.stats && c.stats.critical) cls += " crit";
-      if (c === selected) cls += " sel";
-      if (hits.has(c)) cls += " hit";
-      const ls = lines(c);
-      let text = `<text class="nm" x="8" y="${LINE}">${esc(ls[0])}</text>`;
-      for (let i = 1; i < ls.length; i++) {
-        const role = i === ls.length - 1 && statLine(c) ? "st" : "lb";
-        text += `<text class="${role}" x="8" y="${LINE * (i + 1)}">${esc(ls[i])}</text>`;
-      }
-      out.push(`<g class="${cls}" data-id="${esc(c.id)}" data-kind="${esc(c.kind)}" transform="translate(${x},${y})">` +
-        `<rect class="box" width="${c.w}" height="${c.h}" rx="4" fill="${colourOf(c, maxima)}"/>${text}` +
-        (isGroup(c) ? toggle(c, c.w - 22, 4) : "") + "</g>");
-    }
+    return head + box + text + (isGroup(c) ? toggle(c, c.w - 22, 4) : "") + "</g>";
   }
 
   function toggle(n, x, y) {
@@ -284,25 +327,37 @@
       `<text x="8" y="13">${n.open ? "−" : "+"}</text></g>`;
   }
 
-  function drawLegend(maxima) {
+  function drawLegend() {
     const mode = colourSelect.value;
     if (mode === "kind") {
-      const kinds = new Set();
-      for (const g of drawnGroups) for (const c of g.children) if (!(isGroup(c) && c.open)) kinds.add(c.kind);
+      const kinds = new Set(scene.nodes.map((o) => o.n.kind));
       legend.innerHTML = [...kinds].map((k) => `<span class="sw" style="background:${KIND_COLOURS[k] || "#f0f0f0"}"></span>${esc(k)}`).join(" ");
     } else {
       const label = colourSelect.options[colourSelect.selectedIndex].text;
       legend.innerHTML = `${esc(label)}: 0<span class="ramp"></span>largest among siblings (√ scale)` +
-        (maxima.size && [...maxima.values()].some((v) => v) ? "" : " — no simulation statistics");
+        ([...scene.maxima.values()].some((v) => v) ? "" : " — no simulation statistics");
     }
   }
 
   // ---- view transform -------------------------------------------------------------------
   const view = { x: 0, y: 0, k: 1 };
+  let pending = false;
+  // Moves the drawing at once; draws again (next frame) when the window leaves the drawn
+  // region or the zoom changed enough to change what is legible.
   function applyView() {
     viewport.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
     svg.classList.toggle("far", view.k < 0.45);
     svg.classList.toggle("mid", view.k < 0.8);
+    if (pending || !drawn) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      const w = windowRect(0);
+      const d = drawn.win;
+      const left = w.x0 < d.x0 || w.y0 < d.y0 || w.x1 > d.x1 || w.y1 > d.y1;
+      const zoomed = view.k / drawn.k > 1.5 || drawn.k / view.k > 1.5;
+      if (left || zoomed) draw();
+    });
   }
   function fit() {
     const r = svg.getBoundingClientRect();
@@ -311,6 +366,7 @@
     view.x = (r.width - root.w * k) / 2;
     view.y = Math.max(10, (r.height - root.h * k) / 2);
     applyView();
+    draw();
   }
   function absolute(n) {
     let x = 0, y = 0;
@@ -324,15 +380,17 @@
     view.x = r.width / 2 - (p.x + n.w / 2) * view.k;
     view.y = r.height / 3 - (p.y + n.h / 2) * view.k;
     applyView();
+    draw();
   }
   // Keeps ``n`` where it was on screen across a relayout.
   function relayoutKeeping(n) {
     const before = absolute(n);
-    render();
+    relayout();
     const after = absolute(n);
     view.x += (before.x - after.x) * view.k;
     view.y += (before.y - after.y) * view.k;
     applyView();
+    draw();
   }
 
   // ---- details panel ----------------------------------------------------------------------
@@ -411,7 +469,7 @@
   function reveal(n) {
     for (let a = n.parent; a && a !== root; a = a.parent) setOpen(a, true);
     selected = n;
-    render();
+    relayout();
     centreOn(n);
     select(n);
   }
@@ -420,7 +478,7 @@
     const t = performance.now();
     let changed = false;
     for (const n of byId.values()) if (isGroup(n)) changed = setOpen(n, open) || changed;
-    if (changed) { render(); fit(); }
+    if (changed) { relayout(); fit(); }
     timings.last_toggle_ms = performance.now() - t;
   }
 
@@ -520,7 +578,7 @@
   document.getElementById("fit").addEventListener("click", fit);
   document.getElementById("expand-all").addEventListener("click", () => setAll(true));
   document.getElementById("collapse-all").addEventListener("click", () => setAll(false));
-  colourSelect.addEventListener("change", () => { render(); applyView(); });
+  colourSelect.addEventListener("change", () => { scene.maxima = maximaOf(scene.groups); drawLegend(); draw(); });
   window.addEventListener("resize", applyView);
 
   // ---- start ------------------------------------------------------------------------------------
@@ -528,10 +586,10 @@
   const kernels = root.children.filter((c) => c.kind === "kernel");
   const blocks = kernels.reduce((a, k) => a + k.children.length, 0);
   document.getElementById("summary").textContent =
-    `${kernels.length} kernels · ${blocks.toLocaleString("en-US")} nodes inside` +
+    `${kernels.length} kernels · ${fmt(blocks)} nodes inside` +
     (root.stats ? ` · ${fmt(root.stats.cycles)} cycles` : " · not simulated");
   for (const id of data.open || []) if (byId.has(id)) setOpen(byId.get(id), true);
-  render();
+  relayout();
   fit();
   timings.first_render_ms = performance.now() - started;
   requestAnimationFrame(() => requestAnimationFrame(() => { timings.painted_ms = performance.now(); }));
