@@ -2,6 +2,7 @@
 each block linked to its sam op and PyTorch line; the HTML page and the DOT export."""
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -110,3 +111,14 @@ def test_without_a_path_the_view_is_shown_inline_in_jupyter(spmm_relu):
     shown = spmm_relu.compiled.view(result=spmm_relu.result)._repr_html_()
     assert shown.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
     assert "<script" not in shown and "&quot;k0&quot;" in shown
+
+
+def test_infinite_attributes_become_text_in_strict_json():
+    from fuseflow.viz.model import Node, View
+
+    alu = Node("k0/alu0", "alu0", "alu", attrs={"op": "max", "scalar": -math.inf})
+    kernel = Node("k0", "k0", "kernel", children=[alu])
+    page = render_html(View("t", Node("model", "m", "model", children=[kernel])))
+    text = re.search(r'id="fuseflow-data">(.*?)</script>', page, re.S).group(1)
+    data = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
+    assert data["root"]["children"][0]["children"][0]["attrs"]["scalar"] == "-inf"

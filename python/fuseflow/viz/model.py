@@ -6,6 +6,7 @@ it from a compiled module, :mod:`fuseflow.viz.html` and :mod:`fuseflow.viz.dot` 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -94,7 +95,7 @@ class View:
             if n.op:
                 out["op"] = n.op
             if n.attrs:
-                out["attrs"] = n.attrs
+                out["attrs"] = {k: _finite(v) for k, v in n.attrs.items()}
             if n.stats is not None:
                 out["stats"] = n.stats
             if n.children:
@@ -105,3 +106,10 @@ class View:
         root = node(self.root)
         return {"version": FORMAT_VERSION, "title": self.title, "locs": locs, "root": root,
                 "open": list(self.open)}
+
+
+def _finite(value):
+    """JSON has no infinities or NaN: such a float (an ALU's ``-inf`` scalar) becomes text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value

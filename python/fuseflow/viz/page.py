@@ -24,7 +24,8 @@ def render_html(view: View) -> str:
     from fuseflow import __version__
 
     # Inside <script>, '<' is escaped so no string in the data can close the element.
-    data = json.dumps(view.to_json(), separators=(",", ":")).replace("<", "\\u003c")
+    data = json.dumps(view.to_json(), separators=(",", ":"), allow_nan=False)
+    data = data.replace("<", "\\u003c")
     values = {"CSS": _asset("view.css"), "JS": _asset("view.js"), "TITLE": html.escape(view.title),
               "VERSION": html.escape(__version__), "DATA": data}
     # One pass, so no inserted text is searched for placeholders again.
