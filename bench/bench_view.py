@@ -118,11 +118,12 @@ def measure(view, browser, folder: Path, shot: Path | None = None) -> dict:
         " document.getElementById('viewport').getBBox(); return performance.now() - t; })()"
         % json.dumps(largest.id)), 1)
     if shot is not None:
-        # The block adding most to the critical path, selected: its statistics in the panel.
+        # Selected, so the panel shows its statistics, source line and op: the block adding
+        # most to the critical path, or without a simulation the kernel's first ALU.
         ranked = [c for c in largest.children if c.stats and c.stats.get("share")]
-        if ranked:
-            browser.evaluate("fuseflowView.reveal(%s)" % json.dumps(
-                max(ranked, key=lambda c: c.stats["share"]).id))
+        pick = max(ranked, key=lambda c: c.stats["share"]) if ranked else next(
+            (c for c in largest.children if c.kind == "alu"), largest)
+        browser.evaluate("fuseflowView.reveal(%s)" % json.dumps(pick.id))
         browser.screenshot(shot)
     row["search_ms"] = round(browser.evaluate(
         "(() => { const t = performance.now(); fuseflowView.search('alu');"
