@@ -4,11 +4,12 @@
 """
 
 from importlib import resources
+from typing import TYPE_CHECKING
 
-from fuseflow import mlir
+if TYPE_CHECKING:
+    from fuseflow import mlir
 
 DIALECT_FILES = ("fuse.irdl.mlir", "sam.irdl.mlir")
-_LOADED_ATTR = "_fuseflow_dialects_loaded"
 
 
 def irdl_source(name: str) -> str:
@@ -18,6 +19,10 @@ def irdl_source(name: str) -> str:
 
 def load_dialects(ctx: "mlir.Context") -> None:
     """Registers the ``fuse`` and ``sam`` dialects in ``ctx`` (idempotent per context)."""
+    # Imported here: the dialects' plain-data modules (primitives, alu, levels, ir) import no
+    # MLIR, so the simulator core can use them.
+    from fuseflow import mlir
+
     if ctx.is_registered_operation("sam.graph"):
         return
     with ctx, mlir.Location.unknown():

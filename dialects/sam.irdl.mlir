@@ -5,6 +5,8 @@
 // arguments are the kernel's input tensors and its results are filled by the level and
 // value writers (attribute `result`). Like `fuse.kernel`, the body ends in `gpu.yield`
 // (IRDL cannot declare terminators); dialects/verify.py checks what IRDL cannot say.
+// The primitives are declared once, in dialects/primitives.py; their section below is
+// generated from that table (a test fails when it differs).
 irdl.dialect @sam {
   // Stream of references (positions into a tensor level).
   irdl.type @ref { }
@@ -70,165 +72,162 @@ irdl.dialect @sam {
     irdl.regions(body: %body)
   }
 
-  // Emits reference 0, then done.
+  // BEGIN generated from dialects/primitives.py by `python -m fuseflow.dialects.generate --write`
+  // Emits reference 0, then done: the parent reference of every outermost scanner.
   irdl.operation @root {
     %ref = irdl.parametric @sam::@ref<>
     irdl.results(ref: %ref)
   }
 
   // Level scanner: for each input reference, the fiber's coordinates and child references.
-  // The level format (dense, compressed, singleton) and size come from the scanned tensor's
-  // type; without a tensor operand it scans a dense iteration space of `size` coordinates.
+  // Optional attributes (IRDL cannot declare them; dialects/verify.py checks them): "size"
+  // (int).
   irdl.operation @scan {
     %ref = irdl.parametric @sam::@ref<>
-    %crd = irdl.parametric @sam::@crd<>
     %tensor = irdl.any
-    %int = irdl.base "#builtin.integer"
+    %crd = irdl.parametric @sam::@crd<>
+    %level = irdl.base "#builtin.integer"
     irdl.operands(parent: %ref, tensor: optional %tensor)
     irdl.results(crd: %crd, ref: %ref)
-    irdl.attributes { "level" = %int }
+    irdl.attributes { "level" = %level }
   }
 
   // Random access into a dense level by coordinate.
   irdl.operation @locate {
-    %ref = irdl.parametric @sam::@ref<>
     %crd = irdl.parametric @sam::@crd<>
+    %ref = irdl.parametric @sam::@ref<>
     %tensor = irdl.any
-    %int = irdl.base "#builtin.integer"
+    %level = irdl.base "#builtin.integer"
     irdl.operands(crd: %crd, parent: %ref, tensor: %tensor)
     irdl.results(ref: %ref, out_crd: %crd)
-    irdl.attributes { "level" = %int }
+    irdl.attributes { "level" = %level }
   }
 
-  // Repeat-signal generator: data or N -> R, S_k -> S, D -> D.
+  // Repeat-signal generator: a data or `N` coordinate gives `R`, a stop `S`, done `D`.
   irdl.operation @repsiggen {
     %crd = irdl.parametric @sam::@crd<>
-    %sig = irdl.parametric @sam::@repsig<>
+    %repsig = irdl.parametric @sam::@repsig<>
     irdl.operands(crd: %crd)
-    irdl.results(signal: %sig)
+    irdl.results(signal: %repsig)
   }
 
-  // Repeater: re-emits the current reference or value once per R.
+  // Repeater: re-emits the current reference or value once per `R`.
   irdl.operation @repeat {
     %ref = irdl.parametric @sam::@ref<>
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
     %stream = irdl.any_of(%ref, %val)
-    %sig = irdl.parametric @sam::@repsig<>
-    irdl.operands(input: %stream, signal: %sig)
+    %repsig = irdl.parametric @sam::@repsig<>
+    irdl.operands(input: %stream, signal: %repsig)
     irdl.results(output: %stream)
   }
 
-  // n-ary intersecter: coordinates present in every input. `ref_groups[i]` references
-  // travel with coordinate input i; all of them are emitted per output coordinate.
-  // `val_groups[i]` value streams (fused intermediates) also travel with coordinate
-  // input i, after its references; without `val_groups` there are none.
+  // n-ary intersecter: the coordinates present in every input.
+  // Optional attributes (IRDL cannot declare them; dialects/verify.py checks them): "val_groups"
+  // (i64_array).
   irdl.operation @intersect {
-    %ref = irdl.parametric @sam::@ref<>
     %crd = irdl.parametric @sam::@crd<>
+    %ref = irdl.parametric @sam::@ref<>
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
-    %groups = irdl.base "#builtin.dense_array"
+    %ref_groups = irdl.base "#builtin.dense_array"
     irdl.operands(crds: variadic %crd, refs: variadic %ref, vals: variadic %val)
     irdl.results(crd: %crd, out_refs: variadic %ref, out_vals: variadic %val)
-    irdl.attributes { "ref_groups" = %groups }
+    irdl.attributes { "ref_groups" = %ref_groups }
   }
 
-  // n-ary unioner: coordinates present in any input; N for the references of an input
-  // that lacks the coordinate.
-  // `val_groups[i]` value streams (fused intermediates) also travel with coordinate
-  // input i, after its references; without `val_groups` there are none.
+  // n-ary unioner: the coordinates present in any input; `N` for the references and values of an
+  // input that lacks one.
+  // Optional attributes (IRDL cannot declare them; dialects/verify.py checks them): "val_groups"
+  // (i64_array).
   irdl.operation @union {
-    %ref = irdl.parametric @sam::@ref<>
     %crd = irdl.parametric @sam::@crd<>
+    %ref = irdl.parametric @sam::@ref<>
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
-    %groups = irdl.base "#builtin.dense_array"
+    %ref_groups = irdl.base "#builtin.dense_array"
     irdl.operands(crds: variadic %crd, refs: variadic %ref, vals: variadic %val)
     irdl.results(crd: %crd, out_refs: variadic %ref, out_vals: variadic %val)
-    irdl.attributes { "ref_groups" = %groups }
+    irdl.attributes { "ref_groups" = %ref_groups }
   }
 
-  // Value load: vals[ref]; N -> 0.0.
+  // Value load: `vals[ref]` of its tensor operand; `N` gives 0.0.
   irdl.operation @array {
     %ref = irdl.parametric @sam::@ref<>
+    %tensor = irdl.any
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
-    %tensor = irdl.any
     irdl.operands(ref: %ref, tensor: %tensor)
     irdl.results(val: %val)
   }
 
-  // Arithmetic on one or two value streams; `scalar` (optional attribute) is the constant
-  // operand of the scalar ops. `mask_fill(m, x)` is x where m != 0, else `scalar`.
+  // Arithmetic on one or two value streams, all of one `!sam.val` type.
+  // Optional attributes (IRDL cannot declare them; dialects/verify.py checks them): "scalar"
+  // (float).
   irdl.operation @alu {
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
-    %add = irdl.is "add"
-    %sub = irdl.is "sub"
-    %mul = irdl.is "mul"
-    %div = irdl.is "div"
-    %max = irdl.is "max"
-    %min = irdl.is "min"
-    %neg = irdl.is "neg"
-    %exp = irdl.is "exp"
-    %rsqrt = irdl.is "rsqrt"
-    %sqrt = irdl.is "sqrt"
-    %sigmoid = irdl.is "sigmoid"
-    %tanh = irdl.is "tanh"
-    %gelu = irdl.is "gelu"
-    %relu = irdl.is "relu"
-    %sadd = irdl.is "scalar_add"
-    %ssub = irdl.is "scalar_sub"
-    %srsub = irdl.is "scalar_rsub"
-    %smul = irdl.is "scalar_mul"
-    %sdiv = irdl.is "scalar_div"
-    %srdiv = irdl.is "scalar_rdiv"
-    %smax = irdl.is "scalar_max"
-    %smin = irdl.is "scalar_min"
-    %maskfill = irdl.is "mask_fill"
-    %kind = irdl.any_of(%add, %sub, %mul, %div, %max, %min, %neg, %exp, %rsqrt, %sqrt, %sigmoid, %tanh, %gelu, %relu, %sadd, %ssub, %srsub, %smul, %sdiv, %srdiv, %smax, %smin, %maskfill)
+    %op_add = irdl.is "add"
+    %op_sub = irdl.is "sub"
+    %op_mul = irdl.is "mul"
+    %op_div = irdl.is "div"
+    %op_max = irdl.is "max"
+    %op_min = irdl.is "min"
+    %op_neg = irdl.is "neg"
+    %op_exp = irdl.is "exp"
+    %op_rsqrt = irdl.is "rsqrt"
+    %op_sqrt = irdl.is "sqrt"
+    %op_sigmoid = irdl.is "sigmoid"
+    %op_tanh = irdl.is "tanh"
+    %op_gelu = irdl.is "gelu"
+    %op_relu = irdl.is "relu"
+    %op_scalar_add = irdl.is "scalar_add"
+    %op_scalar_sub = irdl.is "scalar_sub"
+    %op_scalar_rsub = irdl.is "scalar_rsub"
+    %op_scalar_mul = irdl.is "scalar_mul"
+    %op_scalar_div = irdl.is "scalar_div"
+    %op_scalar_rdiv = irdl.is "scalar_rdiv"
+    %op_scalar_max = irdl.is "scalar_max"
+    %op_scalar_min = irdl.is "scalar_min"
+    %op_mask_fill = irdl.is "mask_fill"
+    %op = irdl.any_of(%op_add, %op_sub, %op_mul, %op_div, %op_max, %op_min, %op_neg, %op_exp, %op_rsqrt, %op_sqrt, %op_sigmoid, %op_tanh, %op_gelu, %op_relu, %op_scalar_add, %op_scalar_sub, %op_scalar_rsub, %op_scalar_mul, %op_scalar_div, %op_scalar_rdiv, %op_scalar_max, %op_scalar_min, %op_mask_fill)
     irdl.operands(lhs: %val, rhs: optional %val)
     irdl.results(out: %val)
-    irdl.attributes { "op" = %kind }
+    irdl.attributes { "op" = %op }
   }
 
-  // Reducer: sums (or maxes) each innermost fiber; removes one stop level. The optional outer
-  // operand is the coordinate stream of the level above the reduced one: with it the reducer
-  // tells an empty fiber (a coordinate: 0.0) from an empty outer fiber (a bare stop: no value).
+  // Reducer: sums or maxes each innermost fiber, removing one stop level.
   irdl.operation @reduce {
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
     %crd = irdl.parametric @sam::@crd<>
-    %sum = irdl.is "sum"
-    %max = irdl.is "max"
-    %kind = irdl.any_of(%sum, %max)
+    %kind_sum = irdl.is "sum"
+    %kind_max = irdl.is "max"
+    %kind = irdl.any_of(%kind_sum, %kind_max)
     irdl.operands(input: %val, outer: optional %crd)
     irdl.results(output: %val)
     irdl.attributes { "kind" = %kind }
   }
 
-  // Sparse accumulator of order n: reduces over the index variable n levels above the
-  // innermost. Operands: the n coordinate streams below it (outer to inner) and the values;
-  // results: those coordinates without the reduced level, flushed in sorted order.
+  // Sparse accumulator of order n: reduces over the index variable n levels above the innermost.
   irdl.operation @spacc {
     %crd = irdl.parametric @sam::@crd<>
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
-    %int = irdl.base "#builtin.integer"
+    %order = irdl.base "#builtin.integer"
     irdl.operands(crds: variadic %crd, val: %val)
     irdl.results(out_crds: variadic %crd, out_val: %val)
-    irdl.attributes { "order" = %int }
+    irdl.attributes { "order" = %order }
   }
 
-  // Coordinate dropper: drops outer coordinates whose inner fiber is empty.
+  // Coordinate dropper: drops the outer coordinates whose inner fiber came out empty.
   irdl.operation @crddrop {
     %crd = irdl.parametric @sam::@crd<>
     irdl.operands(inner: %crd, outer: %crd)
@@ -242,11 +241,10 @@ irdl.dialect @sam {
     irdl.results(out_inner: %crd, out_outer: %crd)
   }
 
-  // Level writer: builds level `level` of graph result `result` from a coordinate stream.
+  // Level writer: builds storage level `level` of graph result `result` from a coordinate
+  // stream.
   irdl.operation @level_write {
     %crd = irdl.parametric @sam::@crd<>
-    // One variable per attribute: IRDL binds a variable to a single value per op, so a shared
-    // one would force `result == level`.
     %result = irdl.base "#builtin.integer"
     %level = irdl.base "#builtin.integer"
     irdl.operands(crd: %crd)
@@ -258,9 +256,9 @@ irdl.dialect @sam {
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
-    %int = irdl.base "#builtin.integer"
+    %result = irdl.base "#builtin.integer"
     irdl.operands(val: %val)
-    irdl.attributes { "result" = %int }
+    irdl.attributes { "result" = %result }
   }
 
   // Fork: deals data tokens round-robin to its lanes; control tokens go to every lane.
@@ -275,7 +273,9 @@ irdl.dialect @sam {
     irdl.results(lanes: variadic %stream)
   }
 
-  // Join: merges lanes in lane order.
+  // Join: merges lanes back into the order the fork dealt them.
+  // Optional attributes (IRDL cannot declare them; dialects/verify.py checks them): "depth"
+  // (int).
   irdl.operation @join {
     %ref = irdl.parametric @sam::@ref<>
     %crd = irdl.parametric @sam::@crd<>
@@ -286,4 +286,5 @@ irdl.dialect @sam {
     irdl.operands(lanes: variadic %stream)
     irdl.results(output: %stream)
   }
+  // END generated
 }

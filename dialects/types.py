@@ -1,24 +1,14 @@
 """Reading tensor types: shapes and the storage levels of ``#sparse_tensor.encoding``.
 
-Returns plain tuples so that both the lowering and the simulator loader can use them.
+Returns the shape and :class:`~fuseflow.dialects.levels.LevelSpec` levels, the one
+storage-level model of the lowering and the simulator.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from fuseflow import mlir
+from fuseflow.dialects.levels import LevelSpec
 from fuseflow.errors import FuseFlowError
-
-
-@dataclass(frozen=True)
-class Level:
-    """One storage level: its format and the affine expression of the dimension it indexes."""
-
-    format: str      # 'dense' | 'compressed' | 'compressed_nonunique' | 'singleton'
-    dim: int
-    kind: str = "id"  # 'id' | 'div' | 'mod'
-    block: int = 1
 
 
 class UnsupportedTypeError(FuseFlowError, ValueError):
@@ -32,14 +22,14 @@ def tensor_type(t) -> "mlir.RankedTensorType":
     return t
 
 
-def storage_levels(t) -> tuple[tuple[int, ...], tuple[Level, ...]]:
+def storage_levels(t) -> tuple[tuple[int, ...], tuple[LevelSpec, ...]]:
     """The static shape and the storage levels of tensor type ``t`` (identity levels if dense)."""
     rt = tensor_type(t)
     shape = tuple(rt.shape)
     if any(d < 0 for d in shape):
         raise UnsupportedTypeError(f"dynamic shapes are not supported: '{t}'")
     if rt.encoding is None:
-        return shape, tuple(Level("dense", d) for d in range(len(shape)))
+        return shape, tuple(LevelSpec("dense", d) for d in range(len(shape)))
     enc = mlir.sparse_tensor.EncodingAttr(rt.encoding)
     st = mlir.sparse_tensor
     formats = {st.LevelFormat.dense.value: "dense", st.LevelFormat.compressed.value: "compressed",
@@ -58,15 +48,15 @@ def storage_levels(t) -> tuple[tuple[int, ...], tuple[Level, ...]]:
     return shape, tuple(levels)
 
 
-def _level(fmt: str, expr, t) -> Level:
+def _level(fmt: str, expr, t) -> LevelSpec:
     text = str(expr).replace(" ", "")
     if text.startswith("d") and text[1:].isdigit():
-        return Level(fmt, int(text[1:]))
+        return LevelSpec(fmt, int(text[1:]))
     for kind, token in (("div", "floordiv"), ("mod", "mod")):
         if token in text:
             dim, _, block = text.partition(token)
             if dim.startswith("d") and dim[1:].isdigit() and block.isdigit():
-                return Level(fmt, int(dim[1:]), kind, int(block))
+                return LevelSpec(fmt, int(dim[1:]), kind, int(block))
     raise UnsupportedTypeError(f"level expression '{expr}' of '{t}' is not supported")
 
 

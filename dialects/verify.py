@@ -3,7 +3,10 @@
 IRDL checks operand, result and attribute kinds. These checks add the structural rules:
 container bodies match their operands and end in the shared terminator, every ``sam.graph``
 result is written exactly once per storage level and once for its values, attributes are in
-range of the tensors they index, and operand counts fit each primitive.
+range of the tensors they index, and operand counts fit each primitive. What the primitive
+table (:mod:`fuseflow.dialects.primitives`) declares is checked for every primitive: only
+declared attributes, each of its declared type (optional ones too, which IRDL cannot
+declare), and the fewest values of variadic groups; ``SAM_CHECKS`` adds per-op rules.
 
 ``check_module`` returns located :class:`Diagnostic` records; ``verify_module`` emits them as
 MLIR error diagnostics (``Location.emit_error``) and says whether the module is valid.
@@ -12,11 +15,14 @@ MLIR error diagnostics (``Location.emit_error``) and says whether the module is 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from fuseflow import mlir
+from fuseflow.dialects import primitives
+from fuseflow.dialects.alu import AluError, alu_op
 from fuseflow.dialects.builders import TERMINATOR
+from fuseflow.dialects.ir import op_of, walk
+from fuseflow.dialects.primitives import Attr, Port, Primitive
 
 
 @dataclass(frozen=True)
@@ -27,9 +33,6 @@ class Diagnostic:
     message: str
 
 
-ALU_BINARY = frozenset({"add", "sub", "mul", "div", "max", "min", "mask_fill"})
-ALU_NEEDS_SCALAR = frozenset({"mask_fill"})
-ALU_SCALAR_PREFIX = "scalar_"
 # One instance of each stream type: all `!sam.val<...>` share one TypeID.
 STREAM_TYPES = ("!sam.ref", "!sam.crd", "!sam.repsig", "!sam.val<f32, array<i64>>")
 
@@ -48,25 +51,12 @@ def emit(diagnostics: list[Diagnostic]) -> bool:
 
 def check_module(module_op, dialects: tuple[str, ...] = ("fuse", "sam")) -> list[Diagnostic]:
     """The errors of every op of the given dialects nested in ``module_op``."""
-    checker = _Checker(_op(module_op), dialects)
-    checker.visit_regions(_op(module_op), graph=None)
+    checker = _Checker(op_of(module_op), dialects)
+    for op in walk(module_op):
+        checker.visit(op)
+    for graph in checker.graphs.values():
+        checker.check_graph(graph)
     return checker.diagnostics
-
-
-def find_ops(root, match: Callable[["mlir.Operation"], bool],
-             prune: Callable[["mlir.Operation"], bool] = lambda op: False) -> Iterator:
-    """Ops nested in ``root`` for which ``match`` holds, outermost first.
-
-    Does not look inside a matched op, nor inside an op for which ``prune`` holds.
-    """
-    for region in _op(root).regions:
-        for block in region.blocks:
-            for child in block.operations:
-                child = _op(child)
-                if match(child):
-                    yield child
-                elif not prune(child):
-                    yield from find_ops(child, match, prune)
 
 
 def num_levels(t) -> int | None:
@@ -76,10 +66,6 @@ def num_levels(t) -> int | None:
     if t.encoding is None:
         return t.rank
     return len(mlir.sparse_tensor.EncodingAttr(t.encoding).lvl_types)
-
-
-def _op(op) -> "mlir.Operation":
-    return op.operation if hasattr(op, "operation") else op
 
 
 def _int_attr(op, name: str) -> int | None:
@@ -105,6 +91,7 @@ class _Checker:
         self.fuse = "fuse" in dialects
         self.sam = "sam" in dialects and module_op.context.is_registered_operation("sam.graph")
         self.diagnostics: list[Diagnostic] = []
+        self.graphs: dict = {}       # sam.graph op -> its _Graph, in walk order
         self.stream_typeids = set()
         if self.sam:
             self.stream_typeids = {mlir.Type.parse(t, module_op.context).typeid
@@ -116,37 +103,31 @@ class _Checker:
     def is_stream(self, value) -> bool:
         return value.type.typeid in self.stream_typeids
 
-    def visit_regions(self, op, graph) -> None:
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    self.visit(_op(child), graph)
-
-    def visit(self, op, graph) -> None:
+    def visit(self, op) -> None:
         name = op.name
         if self.fuse and name == "fuse.kernel":
             self.check_kernel(op)
         elif self.sam and name == "sam.graph":
-            if graph is not None:
+            if _enclosing_graph(op) is not None:
                 self.error(op, "must not be nested in another 'sam.graph'")
-            graph = _Graph(op)
+            self.graphs[op] = _Graph(op)
             self.check_container(op)
-            self.visit_regions(op, graph)
-            self.check_graph(op, graph)
-            return
         elif self.sam and name.startswith("sam."):
-            if graph is None or op.parent != graph.op:
+            graph = self.graphs.get(op_of(op.parent)) if op.parent is not None else None
+            if graph is None:
                 self.error(op, "must be directly inside a 'sam.graph'")
-            else:
-                self.check_streams(op, graph)
-                check = _SAM_CHECKS.get(name)
+                return
+            self.check_streams(op, graph)
+            prim = primitives.primitive(name)
+            if prim is not None:
+                self.check_declared(op, prim)
+                check = SAM_CHECKS.get(name)
                 if check is not None:
                     check(self, op, graph)
         elif self.sam:
             for index, value in enumerate(op.operands):
                 if self.is_stream(value):
                     self.error(op, f"uses stream operand #{index}; only sam ops consume streams")
-        self.visit_regions(op, graph)
 
     # Containers.
 
@@ -174,7 +155,7 @@ class _Checker:
         ops = list(op.regions[0].blocks[0].operations)
         if not ops:
             return None
-        last = _op(ops[-1])
+        last = op_of(ops[-1])
         if last.name != TERMINATOR:
             self.error(op, f"body must end in '{TERMINATOR}', found '{last.name}'")
             return None
@@ -195,7 +176,8 @@ class _Checker:
                 self.error(op, f"yielded value #{index} has type {got} but result #{index} "
                                f"has type {want}")
 
-    def check_graph(self, op, graph: "_Graph") -> None:
+    def check_graph(self, graph: "_Graph") -> None:
+        op = graph.op
         yield_op = self.terminator(op)
         if yield_op is not None and len(yield_op.operands):
             self.error(op, f"'{TERMINATOR}' of a graph takes no operands; results are filled by "
@@ -221,6 +203,23 @@ class _Checker:
             if self.is_stream(value) and value not in graph.values:
                 self.error(op, f"stream operand #{index} is not defined in this 'sam.graph'")
 
+    def check_declared(self, op, prim: Primitive) -> None:
+        """Attributes declared by the table, of their declared types; variadic counts."""
+        for name in op.attributes:
+            decl, attr = prim.attribute(name), op.attributes[name]
+            if decl is None and not primitives.is_declared_attribute(prim, name):
+                declared = ", ".join(a.name for a in prim.attributes) or "none"
+                self.error(op, f"has undeclared attribute '{name}'; declared: {declared}")
+            elif decl is not None and not _has_type(attr, decl):
+                self.error(op, f"attribute '{name}' must be {_TYPE_NAMES[decl.type]}"
+                               f"{_values_text(decl)}, got {attr}")
+        for ports, values, segments in ((prim.operands, op.operands, "operandSegmentSizes"),
+                                        (prim.results, op.results, "resultSegmentSizes")):
+            counts = _group_counts(ports, len(values), _int_array(op, segments))
+            for port, count in zip(ports, counts):
+                if count < port.min_count:
+                    self.error(op, f"needs at least {port.min_count} {port.doc}, got {count}")
+
     def check_level(self, op, tensor) -> None:
         level = _int_attr(op, "level")
         levels = num_levels(tensor.type)
@@ -228,6 +227,39 @@ class _Checker:
             self.error(op, f"tensor operand must be a ranked tensor, got {tensor.type}")
         elif level is not None and not 0 <= level < levels:
             self.error(op, f"level {level} is out of range for a tensor with {levels} levels")
+
+
+_TYPES = {"int": mlir.IntegerAttr, "float": mlir.FloatAttr, "string": mlir.StringAttr,
+          "i64_array": mlir.DenseI64ArrayAttr}
+_TYPE_NAMES = {"int": "an integer", "float": "a float", "string": "a string",
+               "i64_array": "a dense i64 array"}
+
+
+def _has_type(attr, decl: Attr) -> bool:
+    if not isinstance(attr, _TYPES[decl.type]):
+        return False
+    return not decl.values or attr.value in decl.values
+
+
+def _values_text(decl: Attr) -> str:
+    return f" (one of {', '.join(decl.values)})" if decl.values else ""
+
+
+def _group_counts(ports: tuple[Port, ...], total: int, segments: list[int] | None) -> list[int]:
+    """How many values each port group holds: the segment sizes, or what the singles leave."""
+    if segments is not None and len(segments) == len(ports):
+        return segments
+    rest = total - sum(p.arity == "single" for p in ports)
+    return [1 if p.arity == "single" else rest for p in ports]
+
+
+def _enclosing_graph(op):
+    parent = op.parent
+    while parent is not None:
+        if parent.name == "sam.graph":
+            return parent
+        parent = parent.parent
+    return None
 
 
 class _Graph:
@@ -249,8 +281,10 @@ def _check_scan(checker: _Checker, op, graph: _Graph) -> None:
     operands = list(op.operands)
     if len(operands) == 2:
         checker.check_level(op, operands[1])
-    elif not isinstance(op.attributes["size"] if "size" in op.attributes else None,
-                        mlir.IntegerAttr):
+        if "size" in op.attributes:
+            checker.error(op, "with a tensor operand takes its size from the tensor; remove "
+                              "'size'")
+    elif "size" not in op.attributes:
         checker.error(op, "without a tensor operand needs an integer 'size' attribute")
 
 
@@ -262,15 +296,19 @@ def _check_alu(checker: _Checker, op, graph: _Graph) -> None:
     kind_attr = op.attributes["op"] if "op" in op.attributes else None
     if not isinstance(kind_attr, mlir.StringAttr):
         return  # IRDL reports a missing or malformed kind
-    kind = kind_attr.value
-    arity = 2 if kind in ALU_BINARY else 1
-    if len(op.operands) != arity:
-        checker.error(op, f"'{kind}' takes {arity} operand{'s' if arity > 1 else ''}, "
+    try:
+        alu = alu_op(kind_attr.value)
+    except AluError as err:
+        checker.error(op, err.message)
+        return
+    if len(op.operands) != alu.arity:
+        checker.error(op, f"'{alu.name}' takes {alu.arity} operand{'s' if alu.arity > 1 else ''}, "
                           f"got {len(op.operands)}")
     scalar = op.attributes["scalar"] if "scalar" in op.attributes else None
-    needs_scalar = kind.startswith(ALU_SCALAR_PREFIX) or kind in ALU_NEEDS_SCALAR
-    if needs_scalar and not isinstance(scalar, mlir.FloatAttr):
-        checker.error(op, f"'{kind}' needs a float 'scalar' attribute")
+    if alu.needs_scalar and scalar is None:
+        checker.error(op, f"'{alu.name}' needs a float 'scalar' attribute")
+    elif not alu.needs_scalar and scalar is not None:
+        checker.error(op, f"'{alu.name}' takes no 'scalar' attribute")
 
 
 def _check_joiner(checker: _Checker, op, graph: _Graph) -> None:
@@ -279,13 +317,10 @@ def _check_joiner(checker: _Checker, op, graph: _Graph) -> None:
         return  # IRDL reports missing attributes
     crds, refs, vals = segments
     val_groups = _int_array(op, "val_groups") if "val_groups" in op.attributes else [0] * crds
-    if crds < 2:
-        checker.error(op, f"needs at least 2 coordinate inputs, got {crds}")
     for name, grp, total, what in (("ref_groups", groups, refs, "reference"),
                                    ("val_groups", val_groups, vals, "value")):
         if grp is None:
-            checker.error(op, f"'{name}' must be a dense i64 array")
-            return
+            return  # check_declared reports a malformed attribute
         if len(grp) != crds:
             checker.error(op, f"'{name}' has {len(grp)} entries but there are {crds} "
                               "coordinate inputs")
@@ -307,10 +342,10 @@ def _check_spacc(checker: _Checker, op, graph: _Graph) -> None:
                           f"({crds_in}) and outputs ({crds_out})")
 
 
-def _check_lanes(checker: _Checker, op, graph: _Graph) -> None:
-    lanes = len(op.results) if op.name == "sam.fork" else len(op.operands)
-    if lanes < 2:
-        checker.error(op, f"needs at least 2 lanes, got {lanes}")
+def _check_join(checker: _Checker, op, graph: _Graph) -> None:
+    depth = _int_attr(op, "depth")
+    if depth is not None and depth < 0:
+        checker.error(op, f"'depth' must be non-negative, got {depth}")
 
 
 def _check_writer(checker: _Checker, op, graph: _Graph) -> None:
@@ -332,17 +367,15 @@ def _check_writer(checker: _Checker, op, graph: _Graph) -> None:
     graph.level_writes[(result, level)] += 1
 
 
-# Primitives whose IRDL definition says everything (root, repsiggen, repeat, array, reduce,
-# crddrop, crdhold) have no entry.
-_SAM_CHECKS = {
+SAM_CHECKS = {
     "sam.scan": _check_scan,
     "sam.locate": _check_locate,
     "sam.alu": _check_alu,
     "sam.intersect": _check_joiner,
     "sam.union": _check_joiner,
     "sam.spacc": _check_spacc,
-    "sam.fork": _check_lanes,
-    "sam.join": _check_lanes,
+    "sam.join": _check_join,
     "sam.level_write": _check_writer,
     "sam.value_write": _check_writer,
 }
+"""Per-op rules beyond the table; a row's ``verifier`` text documents its entry."""

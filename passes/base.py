@@ -14,7 +14,7 @@ import typing
 from typing import Any, ClassVar
 
 from fuseflow import mlir
-from fuseflow.errors import FuseFlowError
+from fuseflow.errors import FuseFlowError, check_choice
 
 
 class PassFailure(FuseFlowError):
@@ -30,12 +30,8 @@ class ChoiceEnum(enum.Enum):
 
     @classmethod
     def parse(cls, text: str, what: str = "") -> "ChoiceEnum":
-        for member in cls:
-            if member.value == text:
-                return member
-        choices = ", ".join(m.value for m in cls)
-        label = what or cls.__name__
-        raise PipelineError(f"invalid value '{text}' for {label}; valid choices: {choices}")
+        values = [m.value for m in cls]
+        return cls(check_choice(text, values, what or cls.__name__, PipelineError))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,27 +3,22 @@
 from __future__ import annotations
 
 from fuseflow import mlir
+from fuseflow.dialects.ir import op_of, walk
+
+LAYOUT_OPS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape",
+              "linalg.transpose", "tensor.cast")
+"""Host ops: data movement between kernels that the runtime executes on the host
+(:mod:`fuseflow.layout`). They stay outside kernels and dataflow graphs."""
 
 
-HOST_LINALG_OPS = ("linalg.transpose",)
-"""linalg ops that stay outside kernels: layout changes of dense tensors the runtime executes on
-the host (see :mod:`fuseflow.layout`)."""
-
-
-def op_of(op) -> "mlir.Operation":
-    """The generic Operation behind an OpView or Operation."""
-    return op.operation if hasattr(op, "operation") else op
+def is_kernel_op(op) -> bool:
+    """A linalg op that belongs in a kernel (every linalg op but the host ops)."""
+    return op.name.startswith("linalg.") and op.name not in LAYOUT_OPS
 
 
 def walk_nested(op) -> list:
     """All operations nested in ``op``'s regions, pre-order (excluding ``op``)."""
-    found = []
-    for region in op_of(op).regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                found.append(op_of(inner))
-                found.extend(walk_nested(inner))
-    return found
+    return list(walk(op))
 
 
 def funcs(module_op) -> list:

@@ -18,15 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuseflow.dialects import verify
+from fuseflow.dialects.ir import find_ops
 from fuseflow.passes.base import Pass, PassFailure
-from fuseflow.passes.ir_utils import HOST_LINALG_OPS
+from fuseflow.passes.ir_utils import LAYOUT_OPS, is_kernel_op
 
 
 def _leftover_message(op) -> str | None:
     """Why ``op`` must not survive the dataflow phase, or None if it may."""
     if op.name == "fuse.kernel":
         return "was not lowered to a 'sam.graph'"
-    if op.name.startswith("linalg.") and op.name not in HOST_LINALG_OPS:
+    if is_kernel_op(op):
         return "is left after lowering to dataflow; every linalg op must become a 'sam.graph'"
     return None
 
@@ -40,8 +41,8 @@ class SamVerifyPass(Pass):
     def run(self, module) -> None:
         diagnostics = [
             verify.Diagnostic(op.location, f"'{op.name}' op {_leftover_message(op)}")
-            for op in verify.find_ops(module, lambda op: _leftover_message(op) is not None,
-                                      prune=lambda op: op.name in HOST_LINALG_OPS)
+            for op in find_ops(module, lambda op: _leftover_message(op) is not None,
+                               prune=lambda op: op.name in LAYOUT_OPS)
         ]
         diagnostics += verify.check_module(module)
         if not verify.emit(diagnostics):

@@ -23,12 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fuseflow.dialects import verify
+from fuseflow.dialects.ir import find_ops
 from fuseflow.passes.base import Pass, PassFailure
-from fuseflow.passes.ir_utils import HOST_LINALG_OPS
-
-
-def _is_kernel_op(op) -> bool:
-    return op.name.startswith("linalg.") and op.name not in HOST_LINALG_OPS
+from fuseflow.passes.ir_utils import LAYOUT_OPS, is_kernel_op
 
 
 @dataclass(frozen=True)
@@ -41,8 +38,8 @@ class VerifyKernelsPass(Pass):
         diagnostics = [
             verify.Diagnostic(op.location, f"'{op.name}' op is outside every 'fuse.kernel' after "
                                            "partitioning")
-            for op in verify.find_ops(module, _is_kernel_op,
-                                      prune=lambda op: op.name in ("fuse.kernel",) + HOST_LINALG_OPS)
+            for op in find_ops(module, is_kernel_op,
+                               prune=lambda op: op.name in ("fuse.kernel",) + LAYOUT_OPS)
         ]
         diagnostics += verify.check_module(module, dialects=("fuse",))
         if not verify.emit(diagnostics):

@@ -1,8 +1,7 @@
 """Fibertree tensor formats: level specifications, formats and stored tensors.
 
-A tensor is stored level by level (``shared/reference/sam-streams.md``, "Tensors as fiber
-trees"). Each level indexes one tensor dimension, directly (``kind='id'``) or through a block
-map (``'div'``: ``d // block``, ``'mod'``: ``d % block``; BSR uses one of each per dimension).
+A tensor is stored level by level in :class:`~fuseflow.dialects.levels.LevelSpec` levels
+(the storage-level model the compiler reads from ``#sparse_tensor.encoding`` too).
 
 Level formats and the fibers a scanner sees under parent reference ``r``:
 
@@ -22,57 +21,10 @@ Only :func:`FiberTree.from_torch` and :func:`FiberTree.to_torch` import torch (l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
-LEVEL_FORMATS = ("dense", "compressed", "compressed_nonunique", "singleton")
-LEVEL_KINDS = ("id", "div", "mod")
-
-
-def _choice(value: str, choices: Sequence[str], what: str) -> str:
-    if value not in choices:
-        raise ValueError(f"invalid {what} '{value}'; valid choices: {', '.join(choices)}")
-    return value
-
-
-@dataclass(frozen=True)
-class LevelSpec:
-    """One storage level of a tensor format."""
-
-    format: str
-    """'dense' | 'compressed' | 'compressed_nonunique' | 'singleton'."""
-    dim: int
-    """The tensor dimension this level indexes."""
-    kind: str = "id"
-    """'id': the coordinate is d; 'div': d // block; 'mod': d % block."""
-    block: int = 1
-    """Block size of 'div'/'mod' levels."""
-
-    def __post_init__(self):
-        _choice(self.format, LEVEL_FORMATS, "level format")
-        _choice(self.kind, LEVEL_KINDS, "level kind")
-        if self.dim < 0:
-            raise ValueError(f"level dim must be >= 0, got {self.dim}")
-        if self.block < 1:
-            raise ValueError(f"level block must be >= 1, got {self.block}")
-
-    def size(self, shape: Sequence[int]) -> int:
-        """Number of coordinates of this level for a tensor of ``shape``."""
-        n = shape[self.dim]
-        if self.kind == "id":
-            return n
-        if self.kind == "div":
-            return n // self.block
-        return self.block
-
-    def level_coords(self, d: np.ndarray) -> np.ndarray:
-        """Maps tensor coordinates of this level's dimension to level coordinates."""
-        if self.kind == "id":
-            return d
-        if self.kind == "div":
-            return d // self.block
-        return d % self.block
+from fuseflow.dialects.levels import LevelSpec
 
 
 @dataclass(frozen=True)
@@ -329,12 +281,22 @@ class FiberTree:
         return cls.from_coords(np.stack(idx, axis=1), arr[idx], fmt)
 
     def convert(self, fmt: TensorFormat) -> "FiberTree":
-        """The same stored entries in another format (explicit zeros stay stored)."""
+        """The tensor stored in ``fmt``: the one format conversion (host casts, bindings).
+
+        As ``sparse_tensor.convert`` does, a conversion keeps the entries the source stores,
+        explicit zeros included, so the work a kernel does on them does not depend on how the
+        host moved them; only a source with no sparse level (all levels dense), whose zeros
+        are fill rather than stored entries, keeps just its nonzeros. The same tree is
+        returned when it already is in ``fmt``.
+        """
         if fmt == self.fmt:
             return self
         if fmt.shape != self.fmt.shape:
             raise ValueError(f"cannot convert shape {self.fmt.shape} to {fmt.shape}")
         coords, vals = self.entries()
+        if all(lv.format == "dense" for lv in self.fmt.levels):
+            stored = vals != 0
+            coords, vals = coords[stored], vals[stored]
         return FiberTree.from_coords(coords, vals, fmt)
 
     @classmethod

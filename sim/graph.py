@@ -6,39 +6,28 @@ channel with exactly one producer and at most one consumer: an SSA stream with s
 uses becomes a ``broadcast`` block, and a result nobody uses is a channel with no consumer
 (its tokens are produced, counted, and dropped).
 
-Block kinds and their channels (inputs -> outputs), with ``attrs``:
+Block kinds are the ``sam`` primitives of :data:`fuseflow.dialects.primitives.PRIMITIVES`
+(``docs/dialects.md`` documents their ports and attributes) plus ``broadcast`` (x -> x*n).
+``attrs`` holds the primitive's declared attributes as plain values (an absent optional one
+takes its default) and what the loader derives for the simulator:
 
-============  =====================================  ==========================================
-kind          channels                               attrs
-============  =====================================  ==========================================
-root          -> ref
-scan          ref -> crd, ref                        tensor (input index or None), level,
-                                                     format ('dense'|'compressed'|'singleton'),
-                                                     size (dense levels)
-locate        crd, ref -> ref, crd                   tensor, level, size
-repsiggen     crd -> repsig
-repeat        ref|val, repsig -> ref|val
-intersect     crd*n, ref*m -> crd, ref*m             ref_groups (refs per crd input, sums to m)
-union         crd*n, ref*m -> crd, ref*m             ref_groups
-array         ref -> val                             tensor
-alu           val [, val] -> val                     op, scalar (float or None)
-reduce        val -> val                             kind ('sum'|'max')
-spacc         crd*n, val -> crd*n, val               order (= n)
-crddrop       inner crd, outer crd -> inner, outer
-crdhold       inner crd, outer crd -> inner, outer
-level_write   crd ->                                 result, level
-value_write   val ->                                 result
-fork          x -> x*lanes
-join          x*lanes -> x                           depth (optional, default 1: stop levels
-                                                     each forked token grew into; 0 for values)
-broadcast     x -> x*n
-============  =====================================  ==========================================
+============  ==============================================================================
+kind          derived attrs
+============  ==============================================================================
+scan          ``tensor`` (input index, or None for a dense range), ``format`` ('dense' |
+              'compressed' | 'compressed_nonunique' | 'singleton'), ``size`` (coordinates of
+              a dense level)
+locate        ``tensor``, ``format``, ``size``
+array         ``tensor``
+intersect     ``ref_groups``: streams travelling with each coordinate input, references then
+union         values (the IR's ``ref_groups[i] + val_groups[i]``), ports reordered to match
+fork, join    ``lanes``
+============  ==============================================================================
 
 Notes on the simulator's reading of these (``docs/timing.md`` has the full semantics): a scan
 with a tensor takes its level format from the bound tensor (``format`` is checked against it);
 the ``ref`` input of ``locate`` carries one parent reference per fiber of its ``crd`` input;
-``reduce`` defaults to ``kind='sum'``; ``spacc`` inputs are ``crds[0..n-1]`` outer to inner,
-then the values.
+``spacc`` inputs are ``crds[0..n-1]`` outer to inner, then the values.
 """
 
 from __future__ import annotations
@@ -46,14 +35,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from fuseflow.dialects.primitives import PRIMITIVES
+
 if TYPE_CHECKING:
     from fuseflow.sim.formats import TensorFormat
 
-BLOCK_KINDS = (
-    "root", "scan", "locate", "repsiggen", "repeat", "intersect", "union", "array", "alu",
-    "reduce", "spacc", "crddrop", "crdhold", "level_write", "value_write", "fork", "join",
-    "broadcast",
-)
+BLOCK_KINDS: tuple[str, ...] = tuple(p.kind for p in PRIMITIVES) + ("broadcast",)
+"""Every block kind: one per primitive, and broadcast."""
 
 
 @dataclass(frozen=True)

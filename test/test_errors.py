@@ -37,7 +37,8 @@ def test_every_error_is_a_fuseflow_error(cls):
 
 def test_message_and_location():
     located = FuseFlowError("level 3 is out of range", 'loc("model.py":12:8)')
-    assert (located.message, located.location) == ("level 3 is out of range", 'loc("model.py":12:8)')
+    assert located.message == "level 3 is out of range"
+    assert located.location == 'loc("model.py":12:8)'
     assert str(located) == 'loc("model.py":12:8): level 3 is out of range'
     assert str(FuseFlowError("no location")) == "no location"
     assert FuseFlowError("no location").location is None
@@ -78,6 +79,6 @@ def test_layout_error_is_located_at_the_op():
         with pytest.raises(LayoutError) as info:
             apply(exp, FiberTree.from_dense([1.0, 2.0]))
     assert info.value.location == 'loc("m.py":7:2)'
-    assert info.value.message == ("'math.exp' is not a host layout op; valid: tensor.extract_slice, "
-                                  "tensor.expand_shape, tensor.collapse_shape, linalg.transpose, "
-                                  "tensor.cast")
+    assert info.value.message == (
+        "'math.exp' is not a host layout op; valid: tensor.extract_slice, tensor.expand_shape, "
+        "tensor.collapse_shape, linalg.transpose, tensor.cast")

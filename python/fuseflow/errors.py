@@ -29,7 +29,9 @@ class                       module                            raised for
 ``UsageError``              ``fuseflow.tools.opt``            a bad command line
 ==========================  ================================  ==============================
 
-This module imports nothing, so every layer (the simulator core included) can use it.
+:func:`check_choice` is the one validator of enumerated settings: its :class:`ChoiceError`
+(or the caller's error class) lists the valid choices. This module imports nothing, so every
+layer (the simulator core included) can use it.
 """
 
 from __future__ import annotations
@@ -47,3 +49,18 @@ class FuseFlowError(Exception):
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}" if self.location else self.message
+
+
+class ChoiceError(FuseFlowError, ValueError):
+    """A value outside a fixed set of choices; the message lists them."""
+
+
+def check_choice(value, choices, what: str, error: type[FuseFlowError] = ChoiceError):
+    """``value`` if it is one of ``choices``; else ``error`` naming ``what`` and the choices.
+
+    The one validator of enumerated settings (pass options, level formats, presets, ...).
+    """
+    if value not in choices:
+        raise error(f"invalid value '{value}' for {what}; valid choices: "
+                    f"{', '.join(str(c) for c in choices)}")
+    return value

@@ -10,7 +10,9 @@ at zero cycles:
 * ``tensor.extract_slice`` with static offsets, sizes and strides;
 * ``tensor.expand_shape`` / ``tensor.collapse_shape`` (row-major reshapes);
 * ``linalg.transpose`` (its ``permutation``: result dim ``i`` is source dim ``permutation[i]``);
-* ``tensor.cast`` (a format change; sparse formats are re-encoded).
+* ``tensor.cast`` (a format change: :meth:`FiberTree.convert`).
+
+The list is :data:`fuseflow.passes.ir_utils.LAYOUT_OPS`, which the compiler keeps outside kernels.
 
 Every op produces its result in the format of its result type.
 """
@@ -21,12 +23,9 @@ import numpy as np
 
 from fuseflow import mlir
 from fuseflow.errors import FuseFlowError
+from fuseflow.passes.ir_utils import LAYOUT_OPS
 from fuseflow.sim.formats import FiberTree
 from fuseflow.sim.loader import tensor_format
-
-LAYOUT_OPS = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape",
-              "linalg.transpose", "tensor.cast")
-"""Ops the runtime executes on the host between kernels."""
 
 
 class LayoutError(FuseFlowError, RuntimeError):
@@ -34,10 +33,9 @@ class LayoutError(FuseFlowError, RuntimeError):
 
 
 def convert(tree: FiberTree, fmt) -> FiberTree:
-    """``tree`` stored in ``fmt`` (the same tree when it already is)."""
-    if tree.fmt == fmt:
-        return tree
-    return FiberTree.from_dense(tree.to_dense(), fmt)
+    """``tree`` stored in ``fmt``: :meth:`FiberTree.convert` (explicit zeros of a sparse
+    source stay stored)."""
+    return tree.convert(fmt)
 
 
 def _static(op, name: str) -> list[int]:

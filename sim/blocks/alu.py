@@ -1,72 +1,30 @@
 """ALU: element-wise arithmetic on one or two value streams, in float32.
 
 Binary ops dequeue both inputs each step; their control structure must be identical. A
-missing operand (``N``) counts as 0.0 (for unary and scalar ops too). Results are float32,
-computed the way PyTorch float32 eager computes the element-wise op, with the same order of
-operations (``scalar / x`` is ``(1 / x) * scalar``, gelu is ``x * 0.5 * (1 + erf(x / sqrt 2))``):
-add/sub/mul/div/max/min/neg/relu/rsqrt and the scalar ops are bit-exact; sqrt, exp, tanh,
-sigmoid and gelu use numpy float32 (erf in float64, rounded), where torch's vectorized CPU
-kernels are approximations that may differ by about an ulp.
+missing operand (``N``) counts as 0.0 (for unary and scalar ops too). The ops and their
+float32 semantics are :data:`fuseflow.dialects.alu.ALU_OPS`; the tables below group them by
+operand form for the reference and fast engines.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from fuseflow.dialects import alu as semantics
 from fuseflow.sim.tokens import DONE, EMPTY, is_control
 
 f32 = np.float32
-_ONE = f32(1.0)
-_HALF = f32(0.5)
 
 
-_SQRT1_2 = f32(math.sqrt(0.5))
+def _family(name: str) -> dict:
+    return {op.name: op.fn for op in semantics.ALU_OPS if op.family == name}
 
 
-def _gelu(x):
-    # PyTorch's float32 order of operations, x * 0.5 * (1 + erf(x * sqrt(1/2))), keeps its
-    # rounding (the cancellation in 1 + erf for negative x); erf itself is float64, rounded.
-    return x * _HALF * (_ONE + f32(math.erf(float(x * _SQRT1_2))))
-
-
-BINARY = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b,
-    "max": lambda a, b: np.maximum(a, b),
-    "min": lambda a, b: np.minimum(a, b),
-}
-
-UNARY = {
-    "neg": lambda x: -x,
-    "exp": np.exp,
-    "rsqrt": lambda x: _ONE / np.sqrt(x),
-    "sqrt": np.sqrt,
-    "sigmoid": lambda x: _ONE / (_ONE + np.exp(-x)),
-    "tanh": np.tanh,
-    "gelu": _gelu,
-    "relu": lambda x: np.maximum(x, f32(0.0)),
-}
-
-SCALAR = {
-    "scalar_add": lambda x, s: x + s,
-    "scalar_sub": lambda x, s: x - s,
-    "scalar_rsub": lambda x, s: s - x,
-    "scalar_mul": lambda x, s: x * s,
-    "scalar_div": lambda x, s: x / s,
-    "scalar_rdiv": lambda x, s: (_ONE / x) * s,  # as torch computes scalar / tensor
-    "scalar_max": lambda x, s: np.maximum(x, s),
-    "scalar_min": lambda x, s: np.minimum(x, s),
-}
-
-SCALAR_BINARY = {
-    "mask_fill": lambda m, x, s: x if m != 0 else s,   # masked_fill(m == 0, s)
-}
-
-ALU_OPS = tuple(BINARY) + tuple(UNARY) + tuple(SCALAR) + tuple(SCALAR_BINARY)
+BINARY = _family("binary")
+UNARY = _family("unary")
+SCALAR = _family("scalar")
+SCALAR_BINARY = _family("masked")
+ALU_OPS = semantics.ALU_OP_NAMES
 
 
 def _operand(tok):

@@ -301,7 +301,7 @@ func.func @alu_arity(%x: tensor<4xf32>) {
     %m = "sam.alu"(%v) {op = "mul"} : (!sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     // expected-error @below {{'sam.alu' op 'exp' takes 1 operand, got 2}}
     %e = "sam.alu"(%v, %v) {op = "exp"} : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
-    // expected-error @below {{'sam.alu' op 'scalar_add' needs a float 'scalar' attribute}}
+    // expected-error @below {{'sam.alu' op attribute 'scalar' must be a float, got 1 : i64}}
     %s = "sam.alu"(%v) {op = "scalar_add", scalar = 1 : i64} : (!sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     gpu.yield
   }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
@@ -472,5 +472,61 @@ func.func @stream_to_non_sam_op(%c: !sam.crd) -> !sam.crd {
 // Tests that a value stream's tile shape is a dense array (IRDL: type parameter).
 // expected-error @below {{expected base attribute 'builtin.dense_array' but got 'builtin.integer'}}
 func.func @val_tile(%v: !sam.val<f32, 3>) {
+  return
+}
+
+// -----
+
+// Tests that a primitive carries only the attributes the primitive table declares (dialect-
+// prefixed discardable attributes aside).
+func.func @undeclared_attribute() {
+  "sam.graph"() ({
+    // expected-error @below {{'sam.root' op has undeclared attribute 'lanes'; declared: none}}
+    %root = "sam.root"() {lanes = 2 : i64, fuseflow.note = "kept"} : () -> !sam.ref
+    // expected-error @below {{'sam.scan' op has undeclared attribute 'sizes'; declared: level, size}}
+    %i, %ri = "sam.scan"(%root) {level = 0 : i64, size = 4 : i64, sizes = 4 : i64} : (!sam.ref) -> (!sam.crd, !sam.ref)
+    gpu.yield
+  }) {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
+  return
+}
+
+// -----
+
+// Tests that optional attributes, which IRDL cannot declare, have their declared types.
+func.func @optional_attribute_types(%x: tensor<4xf32>) {
+  "sam.graph"(%x) ({
+  ^bb0(%a: tensor<4xf32>):
+    %root = "sam.root"() : () -> !sam.ref
+    // expected-error @below {{'sam.scan' op attribute 'size' must be an integer, got 4.000000e+00 : f32}}
+    %i, %ri = "sam.scan"(%root) {level = 0 : i64, size = 4.0 : f32} : (!sam.ref) -> (!sam.crd, !sam.ref)
+    %j, %rj = "sam.scan"(%root, %a) {level = 0 : i64} : (!sam.ref, tensor<4xf32>) -> (!sam.crd, !sam.ref)
+    %v = "sam.array"(%rj, %a) : (!sam.ref, tensor<4xf32>) -> !sam.val<f32, array<i64>>
+    // expected-error @below {{'sam.union' op attribute 'val_groups' must be a dense i64 array, got 1 : i64}}
+    %u:3 = "sam.union"(%j, %j, %rj, %v) {ref_groups = array<i64: 1, 0>, val_groups = 1 : i64, operandSegmentSizes = array<i32: 2, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1>} : (!sam.crd, !sam.crd, !sam.ref, !sam.val<f32, array<i64>>) -> (!sam.crd, !sam.ref, !sam.val<f32, array<i64>>)
+    %l:2 = "sam.fork"(%v) : (!sam.val<f32, array<i64>>) -> (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>)
+    // expected-error @below {{'sam.join' op attribute 'depth' must be an integer, got "deep"}}
+    %m = "sam.join"(%l#0, %l#1) {depth = "deep"} : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    // expected-error @below {{'sam.join' op 'depth' must be non-negative, got -1}}
+    %n = "sam.join"(%l#0, %l#1) {depth = -1 : i64} : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    gpu.yield
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// Tests that a scan of a tensor takes its size from the tensor and that only the scalar ALU
+// ops take a scalar.
+func.func @attributes_that_do_not_apply(%x: tensor<4xf32>) {
+  "sam.graph"(%x) ({
+  ^bb0(%a: tensor<4xf32>):
+    %root = "sam.root"() : () -> !sam.ref
+    // expected-error @below {{'sam.scan' op with a tensor operand takes its size from the tensor; remove 'size'}}
+    %j, %rj = "sam.scan"(%root, %a) {level = 0 : i64, size = 8 : i64} : (!sam.ref, tensor<4xf32>) -> (!sam.crd, !sam.ref)
+    %v = "sam.array"(%rj, %a) : (!sam.ref, tensor<4xf32>) -> !sam.val<f32, array<i64>>
+    // expected-error @below {{'sam.alu' op 'exp' takes no 'scalar' attribute}}
+    %e = "sam.alu"(%v) {op = "exp", scalar = 2.0 : f32} : (!sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    gpu.yield
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
   return
 }

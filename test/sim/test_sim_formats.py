@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 import torch
 
+from fuseflow.errors import ChoiceError
 from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
 
 RNG = np.random.default_rng(0)
@@ -104,6 +105,26 @@ def test_from_torch_converts_and_keeps_explicit_zeros():
     assert FiberTree.from_torch(t.to_dense(), TensorFormat.csr((3, 4))).vals.tolist() == [1.0, 3.0]
 
 
+def test_blocked_level_sizes_cover_every_coordinate():
+    """A 'div' level has ceil(n / block) coordinates, one per d // block for d < n."""
+    assert [LevelSpec("dense", 0, "div", 4).size((n,)) for n in (8, 6, 1)] == [2, 2, 1]
+    assert LevelSpec("dense", 0, "mod", 4).size((6,)) == 4
+    assert LevelSpec("compressed", 1).size((3, 5)) == 5
+
+
+def test_conversion_keeps_stored_entries_and_drops_dense_fill():
+    """The one format conversion: a sparse source's explicit zeros stay stored (as
+    sparse_tensor.convert), a dense source stores only its nonzeros."""
+    csr = FiberTree(TensorFormat.csr((2, 3)), [None, [0, 2, 3]], [None, [0, 2, 1]], [1.0, 0.0, 3.0])
+    coo = csr.convert(TensorFormat.coo((2, 3)))
+    assert (coo.crd[0].tolist(), coo.crd[1].tolist(), coo.vals.tolist()) == \
+        ([0, 0, 1], [0, 2, 1], [1.0, 0.0, 3.0])
+    assert csr.convert(TensorFormat.csc((2, 3))).vals.tolist() == [1.0, 3.0, 0.0]
+    dense = FiberTree.from_dense(np.array([[1.0, 0.0], [0.0, 2.0]], np.float32))
+    assert dense.convert(TensorFormat.csr((2, 2))).vals.tolist() == [1.0, 2.0]
+    assert csr.convert(csr.fmt) is csr
+
+
 def test_from_torch_uncoalesced_coo_sums_duplicates():
     t = torch.sparse_coo_tensor(torch.tensor([[1, 0, 1], [2, 0, 2]]), torch.tensor([1.0, 2.0, 3.0]), (2, 3))
     tree = FiberTree.from_torch(t)
@@ -128,9 +149,11 @@ def test_level_sizes_and_describe():
 
 
 def test_format_errors_list_choices():
-    with pytest.raises(ValueError, match="valid choices: dense, compressed, compressed_nonunique, singleton"):
+    with pytest.raises(ChoiceError) as info:
         LevelSpec("sparse", 0)
-    with pytest.raises(ValueError, match="valid choices: id, div, mod"):
+    assert str(info.value) == ("invalid value 'sparse' for level format; valid choices: dense, "
+                               "compressed, compressed_nonunique, singleton")
+    with pytest.raises(ChoiceError, match="^invalid value 'shift' for level kind; valid choices: id, div, mod$"):
         LevelSpec("dense", 0, kind="shift")
     with pytest.raises(ValueError, match="dim 1 must be indexed"):
         TensorFormat((2, 3), (LevelSpec("dense", 0),))

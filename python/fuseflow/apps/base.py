@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
+from fuseflow.errors import check_choice
+
 PRESETS = ("tiny", "small", "published")
 """Size presets: ``tiny`` for tests (runs in a second or two), ``small`` for quick experiments,
 ``published`` for the sizes of the published evaluation."""
@@ -179,10 +181,10 @@ class Application:
         from fuseflow.apps.graph_inputs import GRAPH_INPUTS
         from fuseflow.data.graph import GraphData
 
-        preset = parse_choice(preset, PRESETS, "preset")
+        preset = check_choice(preset, PRESETS, "preset")
         dataset = self.default_datasets[preset] if dataset is None else dataset
         if not isinstance(dataset, GraphData):
-            dataset = parse_choice(dataset, self.datasets, f"{self.name} data set")
+            dataset = check_choice(dataset, self.datasets, f"{self.name} data set")
         elif self.inputs != GRAPH_INPUTS:
             raise ValueError(f"{self.name} does not run on a graph: its inputs are "
                              f"{', '.join(self.inputs)}")
@@ -194,11 +196,6 @@ class Application:
         return self.planner(model)
 
 
-def parse_choice(value: str, choices: tuple[str, ...], what: str) -> str:
-    """Returns ``value`` if it is one of ``choices``; the error lists them."""
-    if value not in choices:
-        raise ValueError(f"unknown {what} {value!r}; valid: {', '.join(choices)}")
-    return value
 
 
 def prune_(weight, sparsity: float, generator) -> None:

@@ -18,6 +18,7 @@ import logging
 import sys
 from pathlib import Path
 
+from fuseflow.errors import check_choice
 from fuseflow.tools import console as tty
 from fuseflow.tools import results
 from fuseflow.tools.execute import Settings, run_application, run_kernel
@@ -172,12 +173,12 @@ def _run_kernels(args, formats, settings, console):
 
 def _run_application(args, formats, settings, console):
     from fuseflow.apps import get_application
-    from fuseflow.apps.base import FUSION_LEVELS, PRESETS, parse_choice
+    from fuseflow.apps.base import FUSION_LEVELS, PRESETS
 
     app = get_application(args.target)
-    preset = parse_choice(args.preset, PRESETS, "preset")
+    preset = check_choice(args.preset, PRESETS, "preset")
     levels = FUSION_LEVELS if args.fusion == "all" else (
-        parse_choice(args.fusion, FUSION_LEVELS, "fusion configuration"),)
+        check_choice(args.fusion, FUSION_LEVELS, "fusion configuration"),)
     with tty.steps(1 + 3 * len(levels)) as steps:
         steps.start(f"building {app.name}")
         model, inputs, dataset = _build(app, preset, args.dataset, args.seed)
