@@ -16,7 +16,6 @@ from fuseflow.errors import FuseFlowError
 from fuseflow.sim.formats import TensorFormat
 from fuseflow.sim.graph import Block, BlockGraph
 
-
 OP_KINDS = {p.op_name: p.kind for p in PRIMITIVES}
 """sam op name -> block kind (the op name without ``sam.``), from the primitive table."""
 
