@@ -47,8 +47,10 @@ def no_compile(monkeypatch):
     (["run", "spmm", "--formats", "C=csr"], "kernel 'spmm' has no input or parameter 'C'; "
                                             "valid names: A, B"),
     (["run", "spmm", "--json", "/nonexistent-folder/out.json"], "folder '/nonexistent-folder'"),
-    (["run", "gcn", "--preset", "huge"], "unknown preset 'huge'; valid: tiny, small, published"),
-    (["run", "gcn", "--fusion", "fastest"], "unknown fusion configuration 'fastest'"),
+    (["run", "gcn", "--preset", "huge"],
+     "invalid value 'huge' for preset; valid choices: tiny, small, published"),
+    (["run", "gcn", "--fusion", "fastest"],
+     "invalid value 'fastest' for fusion configuration; valid choices: unfused"),
     (["run", "gcn", "--dataset", "missing/graph.mtx"], "no graph file 'missing/graph.mtx'"),
     (["run", "gcn", "--formats", "nonesuch=csr"], "application 'gcn' has no input or parameter"),
 ])
