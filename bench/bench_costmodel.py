@@ -1,0 +1,197 @@
+"""Accuracy and speed of the static cost model against the simulator (``docs/costmodel.md``).
+
+For every application × fusion configuration (``--presets``, default tiny and small) and every
+built-in kernel, compiles once, simulates with the fast engine (best of ``--repeats`` wall
+times) and predicts with :class:`fuseflow.explore.CostModel` from statistics measured from
+the same inputs (best of ``--repeats``, statistics measured once before timing, as an
+exploration reuses them; the first call, which measures them, is reported too). Reports per
+configuration and per kernel the relative error of operations, bytes read and written,
+tokens and cycles, their distribution, the Spearman rank correlation of predicted and
+simulated cycles over all configurations, and the speed ratio. Cases whose simulation would
+exceed ``--sim-budget`` seconds (estimated from the predicted tokens and the fast engine's
+rate so far) are predicted only. Prints a table and writes JSON.
+
+    python bench/bench_costmodel.py                         # JSON to bench/results/costmodel.json
+    python bench/bench_costmodel.py --presets tiny --apps gcn sae --no-kernels
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "costmodel.json"
+METRICS = ("ops", "bytes_read", "bytes_written", "tokens", "cycles")
+KERNEL_SPARSITY = 0.7
+KERNEL_SCALE = 8
+
+
+def _best(fn, repeats: int):
+    best, value = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, value
+
+
+def _error(pred: float, sim: float) -> float:
+    return (pred - sim) / sim if sim else (0.0 if pred == 0 else float("inf"))
+
+
+def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> dict:
+    """One configuration: errors per metric (model and per kernel) and timings."""
+    from fuseflow.explore import CostModel, Measured
+
+    start = time.perf_counter()
+    model = CostModel(compiled)
+    load_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    measured = [Measured(_tree(t)) for t in inputs]
+    model.predict(*measured)
+    first_seconds = time.perf_counter() - start
+    predict_seconds, pred = _best(lambda: model.predict(*measured), repeats)
+    row = {"case": name, "kernels": len(pred.kernels), "load_seconds": load_seconds,
+           "first_predict_seconds": first_seconds, "predict_seconds": predict_seconds,
+           "predicted": {m: _total(pred.kernels, m, predicted=True) for m in METRICS}}
+    if not simulate:
+        return row
+    sim_seconds, sim = _best(lambda: compiled.simulate(*inputs, engine="fast"), repeats)
+    row["sim_seconds"] = sim_seconds
+    row["speedup"] = sim_seconds / predict_seconds
+    row["simulated"] = {m: _total(sim.run.kernels, m, predicted=False) for m in METRICS}
+    row["error"] = {m: _error(row["predicted"][m], row["simulated"][m]) for m in METRICS}
+    row["kernel_errors"] = [
+        {m: _error(kp.summary()[m], kr.result.summary()[m]) for m in METRICS}
+        for kp, kr in zip(pred.kernels, sim.run.kernels)]
+    return row
+
+
+def _tree(t):
+    from fuseflow.sim.formats import FiberTree
+
+    return FiberTree.from_torch(t.detach())
+
+
+def _total(kernels, metric: str, predicted: bool) -> float:
+    if predicted:
+        return sum(k.summary()[metric] for k in kernels)
+    return sum(k.result.summary()[metric] for k in kernels)
+
+
+def application_cases(apps, presets):
+    """``(name, compiled, inputs)`` for every application × preset × fusion configuration."""
+    import fuseflow
+    from fuseflow.apps import APPLICATIONS
+
+    for app_name in apps:
+        app = APPLICATIONS[app_name]
+        for preset in presets:
+            model, inputs = app.build(preset)
+            plan = app.plan(model)
+            for fusion in plan.fusion_groups:
+                compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=fusion), plan=plan)
+                yield f"{app_name}/{preset}/{fusion}", compiled, inputs
+
+
+def kernel_cases():
+    """``(name, compiled, inputs)`` for every built-in kernel."""
+    import fuseflow
+    from fuseflow.kernels import KERNELS
+
+    for name, kernel in KERNELS.items():
+        inputs = kernel.inputs(KERNEL_SPARSITY, seed=0, scale=KERNEL_SCALE)
+        compiled = fuseflow.compile(kernel.module(), inputs,
+                                    fuseflow.Schedule(formats=dict(kernel.declared)))
+        yield f"kernel/{name}", compiled, inputs
+
+
+def spearman(xs, ys) -> float:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(xs, ys).statistic)
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Error distributions (absolute relative errors) per metric, over configurations and
+    over kernels; Spearman of cycles; speed ratios."""
+    compared = [r for r in rows if "error" in r]
+    out = {"configurations": len(rows), "simulated": len(compared)}
+    for m in METRICS:
+        errs = sorted(abs(r["error"][m]) for r in compared)
+        kerrs = sorted(abs(e[m]) for r in compared for e in r["kernel_errors"])
+        out[m] = {"median": statistics.median(errs), "max": errs[-1],
+                  "within_10pct": sum(e <= 0.10 for e in errs),
+                  "kernels_max": kerrs[-1], "kernels_within_10pct": sum(e <= 0.10 for e in kerrs),
+                  "kernels": len(kerrs)}
+    out["spearman_cycles"] = spearman([r["predicted"]["cycles"] for r in compared],
+                                      [r["simulated"]["cycles"] for r in compared])
+    speed = sorted(r["speedup"] for r in compared)
+    out["speedup"] = {"min": speed[0], "median": statistics.median(speed), "max": speed[-1]}
+    return out
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--presets", nargs="+", default=["tiny", "small"])
+    parser.add_argument("--apps", nargs="+", default=["sae", "gcn", "graphsage", "gpt3"])
+    parser.add_argument("--no-kernels", action="store_true", help="skip the built-in kernels")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sim-budget", type=float, default=120.0,
+                        help="seconds a simulation may take (estimated); longer cases are predicted only")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+
+    rows, rate = [], None            # rate: simulated tokens per second so far
+    cases = [] if args.no_kernels else [kernel_cases()]
+    cases.insert(0, application_cases(args.apps, args.presets))
+    for source in cases:
+        for name, compiled, inputs in source:
+            probe = measure_case(name, compiled, inputs, 1, simulate=False)
+            estimate = probe["predicted"]["tokens"] / rate if rate else 0.0
+            simulate = estimate * args.repeats <= args.sim_budget
+            row = measure_case(name, compiled, inputs, args.repeats if simulate else 1, simulate)
+            if simulate:
+                tokens = row["simulated"]["tokens"]
+                rate = tokens / row["sim_seconds"] if rate is None else min(rate, tokens / row["sim_seconds"])
+            rows.append(row)
+            _print_row(row)
+    summary = summarize(rows)
+    _print_summary(summary)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+    print(f"wrote {args.json}")
+    return summary
+
+
+def _print_row(row: dict) -> None:
+    if "error" not in row:
+        print(f"{row['case']:32s} predicted only: {row['predicted']['cycles']:.4g} cycles "
+              f"(simulation over budget), predict {row['predict_seconds'] * 1e3:.2f} ms")
+        return
+    e = row["error"]
+    print(f"{row['case']:32s} " + " ".join(f"{m} {e[m] * 100:+6.1f}%" for m in METRICS)
+          + f"  sim {row['sim_seconds'] * 1e3:9.1f} ms  predict {row['predict_seconds'] * 1e3:7.2f} ms"
+          + f"  x{row['speedup']:.0f}")
+
+
+def _print_summary(summary: dict) -> None:
+    print(f"\n{summary['simulated']} of {summary['configurations']} configurations simulated")
+    for m in METRICS:
+        s = summary[m]
+        print(f"{m:14s} |error| median {s['median'] * 100:5.2f}%  max {s['max'] * 100:6.2f}%  "
+              f"within 10%: {s['within_10pct']}/{summary['simulated']} configurations, "
+              f"{s['kernels_within_10pct']}/{s['kernels']} kernels (max {s['kernels_max'] * 100:.1f}%)")
+    print(f"Spearman(cycles) = {summary['spearman_cycles']:.4f}")
+    sp = summary["speedup"]
+    print(f"speed: prediction is {sp['min']:.0f}x .. {sp['max']:.0f}x faster than simulation "
+          f"(median {sp['median']:.0f}x)")
+
+
+if __name__ == "__main__":
+    main()

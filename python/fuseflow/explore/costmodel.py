@@ -1,0 +1,179 @@
+"""The static cost model of a compiled model: ``predict(compiled, *inputs) -> Prediction``.
+
+It walks ``@main`` of the lowered module as the runtime does (:mod:`fuseflow.runtime`), but
+binds *statistics* instead of tensors: each ``sam.graph`` is predicted from the statistics of
+its inputs (:func:`fuseflow.explore.kernel.predict_graph`) and its results' statistics are
+estimated from what its writers receive, so the next kernel reads estimated intermediates.
+Host layout ops (views, format casts) are applied to data where the data is known (model
+inputs and parameters) and to statistics otherwise.
+
+An input is given as data (a torch tensor, numpy array or :class:`FiberTree`: statistics
+measured exactly, in whatever format a kernel binds it), as a :class:`Density` (the density
+model), or as :class:`TensorStats` (converted by the density model when a kernel binds it in
+another format).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from fuseflow.explore.kernel import cost_table, predict_graph, topological
+from fuseflow.explore.prediction import Prediction
+from fuseflow.explore.stats import TensorStats
+from fuseflow.layout import LAYOUT_OPS, apply
+from fuseflow.sim.arch import Arch
+from fuseflow.sim.formats import FiberTree, TensorFormat
+from fuseflow.sim.loader import input_formats, load_graph, tensor_format
+
+
+class CostModelError(ValueError):
+    """A module or input the cost model cannot handle; names the op or input."""
+
+
+@dataclass(frozen=True)
+class Density:
+    """An input known only by its density: every entry nonzero independently with
+    probability ``density`` (the shape comes from the compiled model)."""
+
+    density: float
+
+    def stats(self, fmt: TensorFormat) -> TensorStats:
+        return TensorStats.from_density(fmt, self.density)
+
+
+@dataclass(eq=False)
+class Measured:
+    """An input known by its data; statistics are measured once per format."""
+
+    tree: FiberTree
+    _by_format: dict = field(default_factory=dict, repr=False)
+    derived: dict = field(default_factory=dict, repr=False)
+    """Host layout op -> the Measured result of applying it to this data."""
+
+    def stats(self, fmt: TensorFormat) -> TensorStats:
+        if fmt not in self._by_format:
+            self._by_format[fmt] = TensorStats.measure(self.tree, fmt)
+        return self._by_format[fmt]
+
+
+@dataclass(frozen=True)
+class _Estimated:
+    """A value known by statistics only (a kernel result, or given as TensorStats)."""
+
+    known: TensorStats
+
+    def stats(self, fmt: TensorFormat) -> TensorStats:
+        return self.known.convert(fmt)
+
+
+def source(value):
+    """The statistics source of one input: ``Measured`` data, a ``Density``, or estimated
+    ``TensorStats``."""
+    if isinstance(value, (Density, Measured, _Estimated)):
+        return value
+    if isinstance(value, TensorStats):
+        return _Estimated(value)
+    if isinstance(value, FiberTree):
+        return Measured(value)
+    if isinstance(value, torch.Tensor):
+        return Measured(FiberTree.from_torch(value.detach()))
+    if isinstance(value, np.ndarray):
+        return Measured(FiberTree.from_dense(value))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return Density(float(value))
+    raise CostModelError(f"cannot predict from an input of type {type(value).__name__}; valid: "
+                         "a torch tensor, numpy array, FiberTree, TensorStats, Density or a "
+                         "density (float)")
+
+
+class CostModel:
+    """The cost model of one compiled model; reads its module once, predicts many times.
+
+    Reuse :class:`Measured` inputs across calls to measure each input's statistics once.
+    """
+
+    def __init__(self, compiled, arch: Arch | None = None):
+        self.arch = arch or Arch()
+        self._costs = cost_table(self.arch)
+        self.params = [source(p) for p in compiled.params]
+        self.input_names = list(compiled.input_names)
+        fn = next(op.operation for op in compiled.module.body.operations
+                  if op.operation.name == "func.func")
+        entry = fn.regions[0].blocks[0]
+        slot = {arg: i for i, arg in enumerate(entry.arguments)}
+        self._steps: list[tuple] = []       # the walk of @main, without MLIR objects
+
+        def read(value, op):
+            if value not in slot:
+                raise CostModelError(f"{op.location}: '{op.name}' reads a value no kernel or "
+                                     "host layout op computes")
+            return slot[value]
+
+        for op in entry.operations:
+            op = op.operation
+            if op.name == "sam.graph":
+                graph = load_graph(op)
+                args = [read(v, op) for v in op.operands]
+                self._steps.append(("graph", graph, topological(graph), input_formats(op), args,
+                                    _results(op, slot)))
+            elif op.name in LAYOUT_OPS:
+                args = [read(list(op.operands)[0], op)]
+                self._steps.append(("layout", op, tensor_format(op.results[0].type), args,
+                                    _results(op, slot)))
+            elif op.name not in ("func.return", "tensor.empty", "arith.constant"):
+                raise CostModelError(f"{op.location}: op '{op.name}' outside a sam.graph; the "
+                                     "cost model needs a module lowered with fuseflow-to-dataflow")
+        self._slots = len(slot)
+        self._arguments = len(entry.arguments)
+
+    def predict(self, *inputs) -> Prediction:
+        """Predicts every kernel of the model on ``inputs`` (the forward's inputs; parameters
+        come from the compiled model)."""
+        values = [source(v) for v in inputs] + self.params
+        if len(values) != self._arguments:
+            raise CostModelError(f"expected {self._arguments - len(self.params)} inputs, "
+                                 f"got {len(inputs)}")
+        env = values + [None] * (self._slots - len(values))
+        kernels = []
+        for step in self._steps:
+            if step[0] == "graph":
+                _, graph, order, formats, args, results = step
+                stats = [env[a].stats(fmt) for a, fmt in zip(args, formats)]
+                kernel = predict_graph(graph, stats, order=order, costs=self._costs)
+                kernels.append(kernel)
+                for r, out in zip(results, kernel.outputs):
+                    env[r] = _Estimated(out)
+            else:
+                _, op, fmt, (a,), (r,) = step
+                env[r] = _layout(op, fmt, env[a])
+        return Prediction(kernels)
+
+
+def _results(op, slot: dict) -> list[int]:
+    """Numbers the results of ``op`` as new environment slots."""
+    out = []
+    for value in op.results:
+        slot[value] = len(slot)
+        out.append(slot[value])
+    return out
+
+
+def predict(compiled, *inputs, arch: Arch | None = None) -> Prediction:
+    """Predicts tokens, operations, bytes and cycles of every kernel of ``compiled`` (a
+    :class:`fuseflow.CompiledModel`) on ``inputs``, without simulating."""
+    return CostModel(compiled, arch).predict(*inputs)
+
+
+def _layout(op, fmt: TensorFormat, src):
+    """A host layout op on known data (memoized per source), or on statistics (density
+    preserved)."""
+    if isinstance(src, Measured):
+        if op not in src.derived:
+            src.derived[op] = Measured(apply(op, src.tree))
+        return src.derived[op]
+    if isinstance(src, Density):
+        return src
+    return _Estimated(TensorStats.from_density(fmt, min(src.known.density, 1.0)))

@@ -1,0 +1,50 @@
+"""Coordinate-overlap estimates for intersecters, unioners and sparse accumulators.
+
+The model treats the coordinates of a fiber of ``a`` coordinates in a level of ``n`` as a
+uniformly random ``a``-subset, independent of the other operands' fibers (the assumption of
+density models such as Sparseloop's). Then two fibers of sizes ``a`` and ``b`` share
+``a·b/n`` coordinates on average and are disjoint with the hypergeometric probability
+``C(n-a, b) / C(n, b)``; a dense operand (``a = n``) makes both exact.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def disjoint(a: float, b: float, n: float) -> float:
+    """Probability that random subsets of sizes ``a`` and ``b`` of ``n`` coordinates are
+    disjoint (``C(n-a, b) / C(n, b)`` continued to real sizes)."""
+    if a <= 0.0 or b <= 0.0:
+        return 1.0
+    if a + b > n:
+        return 0.0
+    return math.exp(math.lgamma(n - a + 1.0) + math.lgamma(n - b + 1.0)
+                    - math.lgamma(n + 1.0) - math.lgamma(n - a - b + 1.0))
+
+
+def fold(operands: list[tuple[float, float]], n: float, union: bool) -> tuple[float, float]:
+    """Joins fibers, each operand ``(p, a)``: nonempty with probability ``p``, then of mean
+    size ``a``. Returns ``(p, a)`` of the intersection (``union=False``) or union."""
+    p, a = operands[0]
+    for q, b in operands[1:]:
+        if union:
+            expected = p * a + q * b - p * q * a * b / n
+            p = 1.0 - (1.0 - p) * (1.0 - q)
+            a = expected / p if p else 0.0
+        else:
+            hit = 1.0 - disjoint(a, b, n)
+            common = a * b / n
+            p = p * q * hit
+            a = common / hit if hit else 0.0
+    return p, a
+
+
+def distinct(draws: float, per_draw: float, space: float) -> float:
+    """Expected distinct keys when ``draws`` random sets of ``per_draw`` keys each are taken
+    from ``space`` keys: ``space · (1 - (1 - per_draw/space)^draws)``."""
+    if space <= 0.0 or per_draw <= 0.0 or draws <= 0.0:
+        return 0.0
+    if per_draw >= space:
+        return space
+    return space * -math.expm1(draws * math.log1p(-per_draw / space))

@@ -1,0 +1,117 @@
+"""The cost model of one kernel: token counts propagated block by block, then clocks.
+
+Blocks are visited in topological order of the loaded :class:`~fuseflow.sim.graph.BlockGraph`
+(the simulator's own view of a ``sam.graph``, so predictions are keyed by the same block and
+channel names as the simulator's statistics). Each block's rule (:mod:`~fuseflow.explore.rules`)
+gives its output stream profiles, steps and counters; its clocks follow from its steps and its
+inputs' arrival times (:func:`block_clocks`).
+"""
+
+from __future__ import annotations
+
+from fuseflow.explore.prediction import KernelPrediction
+from fuseflow.explore.rules import RuleContext, apply
+from fuseflow.explore.stats import LevelStats, TensorStats
+from fuseflow.explore.streams import Profile, own_empty
+from fuseflow.sim.arch import Arch
+from fuseflow.sim.graph import BLOCK_KINDS, Block, BlockGraph
+
+
+def topological(graph: BlockGraph) -> list[Block]:
+    """The blocks in an order where every producer precedes its consumers."""
+    producer = graph.producers()
+    pending = {b.name: sum(1 for ch in b.inputs if ch in producer) for b in graph.blocks}
+    consumers = graph.consumers()
+    ready = [b for b in graph.blocks if pending[b.name] == 0]
+    order: list[Block] = []
+    while ready:
+        block = ready.pop()
+        order.append(block)
+        for ch in block.outputs:
+            nxt = consumers.get(ch)
+            if nxt is not None:
+                pending[nxt.name] -= 1
+                if pending[nxt.name] == 0:
+                    ready.append(nxt)
+    if len(order) != len(graph.blocks):
+        cyclic = sorted(name for name, count in pending.items() if count)
+        raise ValueError(f"graph '{graph.name}' has a cycle through {', '.join(cyclic)}; the "
+                         "cost model needs an acyclic graph")
+    return order
+
+
+def cost_table(arch: Arch) -> dict[str, tuple[int, int]]:
+    """Block kind -> ``(latency, initiation interval)`` under ``arch``."""
+    return {kind: (arch.cost(kind).latency, arch.cost(kind).initiation_interval)
+            for kind in BLOCK_KINDS}
+
+
+def predict_graph(graph: BlockGraph, inputs: list[TensorStats], arch: Arch | None = None,
+                  order: list[Block] | None = None,
+                  costs: dict[str, tuple[int, int]] | None = None) -> KernelPrediction:
+    """Predicts one kernel from the statistics of its inputs (in the graph's input formats).
+
+    ``order`` is :func:`topological` of ``graph`` and ``costs`` :func:`cost_table` of
+    ``arch`` (computed when not given; pass them to predict many times).
+    """
+    order = order or topological(graph)
+    costs = costs or cost_table(arch or Arch())
+    ctx = RuleContext(list(inputs), list(graph.outputs))
+    profiles: dict[str, Profile] = {}
+    first: dict[str, float] = {}          # channel -> arrival of its first token
+    last: dict[str, float] = {}           # channel -> arrival of its last token
+    burst: dict[str, float] = {}          # channel -> tokens arriving at that time
+    source: dict[str, str] = {}           # channel -> producing block
+    latest: dict[str, str] = {}           # block -> the producer of its latest input
+    blocks = {}
+    for block in order:
+        outs, pred = apply(block, [profiles[ch] for ch in block.inputs], ctx)
+        latency, interval = costs[block.kind]
+        start = max((first[ch] for ch in block.inputs), default=0.0)
+        # After its inputs' last tokens arrive, a block still takes a step per token of
+        # their final bursts.
+        done = {ch: last[ch] + burst[ch] * interval for ch in block.inputs}
+        pred.start = start
+        pred.cycles = max(start + pred.steps * interval,
+                          max(done.values(), default=0.0))
+        if block.inputs:
+            latest[block.name] = source[max(block.inputs, key=done.__getitem__)]
+        for ch, profile in zip(block.outputs, outs):
+            profiles[ch] = profile
+            first[ch] = start + latency
+            last[ch] = pred.cycles - interval + latency
+            burst[ch] = (max((burst[c] for c in block.inputs), default=1.0)
+                         if interval == 0 else pred.burst)
+            source[ch] = block.name
+        blocks[block.name] = pred
+    result = KernelPrediction(graph.name, {b.name: blocks[b.name] for b in graph.blocks},
+                              list(inputs), [_written(ctx, r) for r in range(len(graph.outputs))])
+    path = [max(blocks.values(), key=lambda b: b.cycles).name] if blocks else []
+    while path and path[-1] in latest:
+        path.append(latest[path[-1]])
+    result.critical_path = path[::-1]
+    return result
+
+
+def _written(ctx: RuleContext, result: int) -> TensorStats:
+    """Statistics of graph result ``result`` from what its writers received: written levels
+    give their coordinates and empty fibers; dense levels are filled."""
+    fmt = ctx.outputs[result]
+    levels = []
+    refs = 1.0
+    for l, spec in enumerate(fmt.levels):
+        size = spec.size(fmt.shape)
+        profile = ctx.written.get((result, l))
+        coords = None
+        if spec.format == "dense" or profile is None:
+            items, empty = refs * size, 0.0
+        else:
+            items, empty = profile[-1].data, own_empty(profile)
+            if profile[-1].hist is not None and len(profile[-1].hist) == size:
+                coords = profile[-1].hist
+        levels.append(LevelStats(refs, items, empty, size, coords))
+        refs = items
+    values = ctx.written.get((result, None))
+    written = values[-1].items if values is not None else refs
+    nonzero = values[-1].nonzero if values is not None else 0.0
+    return TensorStats(fmt, tuple(levels), refs, written * nonzero)

@@ -1,0 +1,111 @@
+"""What the cost model predicts: per block, per kernel and per model.
+
+Counters mirror :class:`fuseflow.sim.stats.BlockStats` field for field (``steps``, ``ops``,
+``crd_reads`` ... ``val_writes``, ``tokens_out`` per output channel, ``cycles`` = the block's
+final clock) so predictions and simulator statistics compare by name; they are floats
+(expectations), not integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fuseflow.sim.stats import WORD_BYTES
+
+if TYPE_CHECKING:
+    from fuseflow.explore.stats import TensorStats
+
+COUNTERS = ("ops", "crd_reads", "ref_reads", "val_reads", "crd_writes", "ref_writes", "val_writes")
+"""The counters of :class:`fuseflow.sim.stats.BlockStats` the model predicts."""
+
+
+@dataclass
+class BlockPrediction:
+    """One block: steps, tokens per output channel, operations, memory traffic and clocks."""
+
+    name: str
+    kind: str
+    steps: float = 0.0
+    tokens_out: dict[str, float] = field(default_factory=dict)
+    ops: float = 0.0
+    crd_reads: float = 0.0
+    ref_reads: float = 0.0
+    val_reads: float = 0.0
+    crd_writes: float = 0.0
+    ref_writes: float = 0.0
+    val_writes: float = 0.0
+    start: float = 0.0
+    """Clock of the block's first step (its first input's arrival)."""
+    cycles: float = 0.0
+    """The block's final clock."""
+    burst: float = 1.0
+    """Tokens each output sends at its last send time (a sparse accumulator's flush)."""
+
+    @property
+    def bytes_read(self) -> float:
+        return WORD_BYTES * (self.crd_reads + self.ref_reads + self.val_reads)
+
+    @property
+    def bytes_written(self) -> float:
+        return WORD_BYTES * (self.crd_writes + self.ref_writes + self.val_writes)
+
+
+@dataclass
+class KernelPrediction:
+    """One kernel (``sam.graph``): its blocks (by the loaded block name), the statistics of
+    its inputs and of its results, and totals."""
+
+    name: str
+    blocks: dict[str, BlockPrediction]
+    inputs: list["TensorStats"]
+    outputs: list["TensorStats"]
+    critical_path: list[str] = field(default_factory=list)
+    """Block names from the root to the block that finishes last, each one's latest input."""
+
+    @property
+    def cycles(self) -> float:
+        """The latest block clock."""
+        return max((b.cycles for b in self.blocks.values()), default=0.0)
+
+    def total(self, counter: str) -> float:
+        """Sum of ``counter`` (one of :data:`COUNTERS`, ``steps``, ``bytes_read``,
+        ``bytes_written``) over the blocks."""
+        return sum(getattr(b, counter) for b in self.blocks.values())
+
+    @property
+    def tokens(self) -> float:
+        """Tokens sent on every channel."""
+        return sum(sum(b.tokens_out.values()) for b in self.blocks.values())
+
+    def summary(self) -> dict[str, Any]:
+        """Totals, JSON-ready, named as in :meth:`fuseflow.sim.stats.KernelResult.summary`."""
+        out = {"cycles": self.cycles, "tokens": self.tokens}
+        out.update({k: self.total(k) for k in COUNTERS})
+        out.update(bytes_read=self.total("bytes_read"), bytes_written=self.total("bytes_written"))
+        out["bytes_moved"] = out["bytes_read"] + out["bytes_written"]
+        return out
+
+
+@dataclass
+class Prediction:
+    """A whole model: its kernels in execution order; totals add over kernels (kernels do
+    not overlap, as in the simulator)."""
+
+    kernels: list[KernelPrediction]
+
+    @property
+    def cycles(self) -> float:
+        return sum(k.cycles for k in self.kernels)
+
+    def total(self, counter: str) -> float:
+        """Sum of a counter over every block of every kernel."""
+        return sum(k.total(counter) for k in self.kernels)
+
+    def summary(self) -> dict[str, Any]:
+        """Model totals and per-kernel summaries, JSON-ready."""
+        totals: dict[str, float] = {}
+        for k in self.kernels:
+            for key, value in k.summary().items():
+                totals[key] = totals.get(key, 0.0) + value
+        return {**totals, "kernels": {k.name: k.summary() for k in self.kernels}}

@@ -1,0 +1,304 @@
+"""Per-block token propagation: each rule maps its input stream profiles to its output
+profiles and fills the block's steps and counters (the equations of ``docs/costmodel.md``).
+
+A rule is ``rule(block, ins, ctx, out) -> list[Profile]``: ``ins`` are the profiles of the
+block's input channels in port order, ``ctx`` the kernel's :class:`RuleContext`, ``out`` the
+:class:`~fuseflow.explore.prediction.BlockPrediction` whose counters it sets. Steps follow
+the per-block costs of ``docs/timing.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fuseflow.explore.joins import distinct, fold
+from fuseflow.explore.prediction import BlockPrediction
+from fuseflow.explore.stats import TensorStats
+from fuseflow.explore.streams import ROOT, Level, Profile, fibers, own_empty, tokens
+from fuseflow.sim.formats import TensorFormat
+from fuseflow.sim.graph import Block
+
+
+@dataclass
+class RuleContext:
+    """What rules read besides their input streams, and what the writers record."""
+
+    inputs: list[TensorStats]
+    """Statistics of the graph's input tensors, bound in the graph's formats."""
+    outputs: list[TensorFormat]
+    """Declared formats of the graph's results."""
+    written: dict[tuple[int, int | None], Profile] = field(default_factory=dict)
+    """``(result, level)`` -> the profile a level writer received; ``(result, None)`` for the
+    value writer."""
+
+
+def _root(block, ins, ctx, out):
+    out.steps = 2.0
+    return [ROOT]
+
+
+def _scan(block, ins, ctx, out):
+    parent = ins[0][-1]
+    data = parent.data
+    tensor = block.attrs.get("tensor")
+    if tensor is None:
+        stats = None
+        size = float(block.attrs["size"])
+        items, empty, fmt = data * size, 0.0 if size else data, "dense"
+    else:
+        stats = ctx.inputs[tensor].levels[int(block.attrs["level"])]
+        fmt = ctx.inputs[tensor].fmt.levels[int(block.attrs["level"])].format
+        size = float(stats.size)
+        if (parent.hist is not None and stats.by_parent is not None
+                and len(parent.hist) == len(stats.by_parent)):
+            # References into a dense level follow its coordinates: weigh each fiber by how
+            # often its parent coordinate occurs.
+            items = float(parent.hist @ stats.by_parent)
+            empty = float(parent.hist @ stats.empty_by_parent)
+        else:
+            items, empty = data * stats.mean, data * stats.empty_fraction
+    if fmt == "dense":
+        hist = np.full(int(size), data) if size else None
+    elif stats.coords is not None and stats.items:
+        hist = stats.coords * (items / stats.items)
+    else:
+        hist = None
+    level = parent.child(items + parent.nulls, empty, parent.nulls, size, hist=hist)
+    if fmt != "dense":
+        out.crd_reads = items
+        if fmt != "singleton":
+            out.ref_reads = 2.0 * data
+    out.steps = level.tokens
+    profile = ins[0] + (level,)
+    return [profile, profile]
+
+
+def _locate(block, ins, ctx, out):
+    out.steps = tokens(ins[0])
+    return [ins[0], ins[0]]
+
+
+def _passthrough(block, ins, ctx, out):
+    out.steps = tokens(ins[0])
+    return [ins[0]] * len(block.outputs)
+
+
+def _repeat(block, ins, ctx, out):
+    value, signal = ins[0][-1], ins[1]
+    share = value.nulls / value.items if value.items else 0.0
+    scale = signal[-1].items / value.items if value.items else 0.0
+    level = signal[-1].with_(nulls=signal[-1].items * share, nonzero=value.nonzero,
+                             size=value.size,
+                             hist=None if value.hist is None else value.hist * scale)
+    out.steps = tokens(signal)
+    return [signal[:-1] + (level,)]
+
+
+def _joiner(block, ins, ctx, out):
+    groups = [int(g) for g in block.attrs.get("ref_groups") or [1] * (len(ins) // 2)]
+    crds = ins[:len(groups)]
+    union = block.kind == "union"
+    profile = crds[0]
+    parent = profile[-2]
+    n_fibers = fibers(profile)
+    size = max(max(p[-1].size for p in crds), max(p[-1].data for p in crds) / max(n_fibers, 1.0), 1.0)
+    operands = []
+    for p in crds:
+        empty = own_empty(p)
+        nonempty = n_fibers - empty
+        operands.append((nonempty / n_fibers if n_fibers else 0.0,
+                         p[-1].data / nonempty if nonempty > 0 else 0.0))
+    pj, aj = fold(operands, size, union)
+    pu, au = fold(operands, size, True)
+    hist = None
+    if any(p[-1].hist is not None for p in crds) and n_fibers:
+        # Per coordinate c, a fiber holds c with probability hist(c) / fibers.
+        present = [np.minimum(p[-1].histogram() / n_fibers, 1.0) for p in crds]
+        if len({len(h) for h in present}) == 1:
+            hit = np.prod(present, axis=0)
+            anyof = 1.0 - np.prod([1.0 - h for h in present], axis=0)
+            hist = n_fibers * (anyof if union else hit)
+            joined, merged = float(hist.sum()), float(n_fibers * anyof.sum())
+            aj = joined / (n_fibers * pj) if pj else 0.0
+            au = merged / (n_fibers * pu) if pu else 0.0
+    items = n_fibers * pj * aj
+    level = parent.child(items, n_fibers * (1.0 - pj), size=size, hist=hist)
+    out.steps = n_fibers * pu * au + sum(p[-1].nulls for p in crds) + level.stops + 1.0
+    outs = [profile[:-1] + (level,)]
+    port = len(groups)
+    for crd, g in zip(crds, groups):
+        nulls = max(items - crd[-1].data, 0.0) if union else 0.0
+        for value in ins[port:port + g]:
+            outs.append(profile[:-1] + (level.with_(nulls=nulls, nonzero=value[-1].nonzero),))
+        port += g
+    return outs
+
+
+def _array(block, ins, ctx, out):
+    refs = ins[0][-1]
+    stats = ctx.inputs[block.attrs["tensor"]]
+    out.val_reads = refs.data
+    out.steps = refs.tokens
+    share = refs.data / refs.items if refs.items else 0.0
+    return [ins[0][:-1] + (refs.with_(nulls=0.0, nonzero=stats.nonzero_fraction * share,
+                                      hist=None),)]
+
+
+_KEEPS_ZEROS = {"neg", "relu", "sqrt", "tanh", "gelu", "scalar_mul", "scalar_div", "mul", "div"}
+
+
+def _alu(block, ins, ctx, out):
+    op = block.attrs.get("op")
+    values = ins[0][-1]
+    z = values.nonzero
+    if len(ins) == 2:
+        z2 = ins[1][-1].nonzero
+        z = z * z2 if op in ("mul", "min", "mask_fill") else 1.0 - (1.0 - z) * (1.0 - z2)
+        if op == "div":
+            z = values.nonzero
+    elif op == "relu":
+        z = z / 2.0            # a symmetric sign distribution: half the nonzeros clamp to 0
+    elif op not in _KEEPS_ZEROS:
+        z = 1.0
+    out.ops = values.items
+    out.steps = values.tokens
+    return [ins[0][:-1] + (values.with_(nulls=0.0, nonzero=z, hist=None),)]
+
+
+def _reduce(block, ins, ctx, out):
+    profile = ins[0]
+    values, parent = profile[-1], profile[-2]
+    out.ops = values.data
+    out.steps = values.data + values.stops + 1.0
+    per_fiber = values.data / max(parent.items - own_empty(profile), 1.0)
+    z = -math.expm1(per_fiber * math.log1p(-min(values.nonzero, 1.0 - 1e-12)))
+    if len(ins) > 1:                    # outer coordinates: no value for empty outer fibers
+        level = parent.with_(nulls=0.0, nonzero=z, hist=None)
+    else:
+        level = parent.with_(items=values.stops, nulls=0.0, bare=0.0, nonzero=z, hist=None)
+    return [profile[:-2] + (level,)]
+
+
+def _spacc(block, ins, ctx, out):
+    n = int(block.attrs.get("order", len(ins) - 1))
+    values = ins[n]
+    r = len(values) - n - 1
+    if r < 1:
+        raise ValueError(f"{block.name}: spacc of order {n} needs a reduced level above its "
+                         f"{n} coordinate levels")
+    above, reduced = values[r - 1], values[r]
+    nonempty = max(above.items - max(reduced.bare - above.bare, 0.0), 0.0)
+    draws = reduced.items / nonempty if nonempty else 0.0
+    out.ops = values[-1].data
+    out.steps = tokens(values)
+    levels: list[Level] = []
+    space = 1.0
+    parent = above
+    for j in range(n):
+        crd = ins[j][-1]
+        space *= max(crd.size, 1.0)
+        hist = None
+        if j == 0 and crd.hist is not None and reduced.items:
+            # Each reduced item holds coordinate c with probability hist(c) / items; a
+            # fiber of `draws` items keeps c unless every one misses it.
+            q = np.minimum(crd.hist / reduced.items, 1.0)
+            hist = nonempty * -np.expm1(draws * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+            keys = float(hist.sum())
+        else:
+            per_item = crd.data / reduced.items if reduced.items else 0.0
+            keys = nonempty * distinct(draws, per_item, space)
+        if j == 0:
+            empty_below = own_empty(ins[0]) / reduced.items if reduced.items else 0.0
+            empty = (above.items - nonempty) + nonempty * empty_below ** draws
+        else:
+            empty = 0.0
+        level = parent.child(keys, empty, size=crd.size, hist=hist)
+        levels.append(level)
+        parent = level
+    z = values[-1].nonzero
+    merged = -math.expm1(draws * math.log1p(-min(z, 1.0 - 1e-12))) if draws else z
+    head = values[:r]
+    # One flush per reduced fiber, sent at once; its consumer then needs a step per token.
+    out.burst = max(levels[-1].tokens / max(reduced.stops, 1.0), 1.0)
+    outs = [head + tuple(levels[:j + 1]) for j in range(n)]
+    outs.append(head + tuple(levels[:-1]) + (levels[-1].with_(nonzero=min(merged, 1.0)),))
+    return outs
+
+
+def _crddrop(block, ins, ctx, out):
+    inner, outer = ins[0], ins[1]
+    o = outer[-1]
+    dropped = own_empty(inner)
+    nonempty = max(fibers(outer) - own_empty(outer), 0.0)
+    per_fiber = o.items / nonempty if nonempty else 0.0
+    drop = dropped / o.items if o.items else 0.0
+    kept = o.with_(items=o.items - dropped, bare=o.bare + nonempty * drop ** per_fiber,
+                   hist=None if o.hist is None else o.hist * (1.0 - drop))
+    level = kept.child(inner[-1].items, 0.0, inner[-1].nulls, inner[-1].size)
+    out.steps = tokens(outer)
+    return [outer[:-1] + (kept, level), outer[:-1] + (kept,)]
+
+
+def _crdhold(block, ins, ctx, out):
+    inner, outer = ins[0], ins[1]
+    out.steps = tokens(inner)
+    return [inner, inner[:-1] + (inner[-1].with_(size=outer[-1].size, hist=None),)]
+
+
+def _level_write(block, ins, ctx, out):
+    crd = ins[0][-1]
+    result, level = int(block.attrs["result"]), int(block.attrs["level"])
+    stored = ctx.outputs[result].levels[level].format
+    if stored != "dense":
+        out.crd_writes = crd.data
+    if stored == "compressed":
+        out.ref_writes = crd.stops
+    out.steps = crd.tokens
+    ctx.written[(result, level)] = ins[0]
+    return []
+
+
+def _value_write(block, ins, ctx, out):
+    out.val_writes = ins[0][-1].items
+    out.steps = tokens(ins[0])
+    ctx.written[(int(block.attrs["result"]), None)] = ins[0]
+    return []
+
+
+def _fork(block, ins, ctx, out):
+    lanes = len(block.outputs)
+    last = ins[0][-1]
+    lane = last.with_(items=last.items / lanes, nulls=last.nulls / lanes,
+                      hist=None if last.hist is None else last.hist / lanes)
+    out.steps = last.tokens
+    return [ins[0][:-1] + (lane,)] * lanes
+
+
+def _join(block, ins, ctx, out):
+    first = ins[0][-1]
+    merged = first.with_(items=sum(p[-1].items for p in ins), nulls=sum(p[-1].nulls for p in ins),
+                         hist=None if first.hist is None else first.hist * len(ins))
+    out.steps = sum(tokens(p) for p in ins)
+    return [ins[0][:-1] + (merged,)]
+
+
+RULES = {
+    "root": _root, "scan": _scan, "locate": _locate, "repsiggen": _passthrough,
+    "repeat": _repeat, "intersect": _joiner, "union": _joiner, "array": _array, "alu": _alu,
+    "reduce": _reduce, "spacc": _spacc, "crddrop": _crddrop, "crdhold": _crdhold,
+    "level_write": _level_write, "value_write": _value_write, "fork": _fork, "join": _join,
+    "broadcast": _passthrough,
+}
+"""Block kind -> rule."""
+
+
+def apply(block: Block, ins: list[Profile], ctx: RuleContext) -> tuple[list[Profile], BlockPrediction]:
+    """Runs ``block``'s rule: its output profiles and its prediction (steps and counters;
+    ``tokens_out`` filled from the output profiles)."""
+    out = BlockPrediction(block.name, block.kind)
+    outs = RULES[block.kind](block, ins, ctx, out)
+    out.tokens_out = {ch: tokens(p) for ch, p in zip(block.outputs, outs)}
+    return outs, out

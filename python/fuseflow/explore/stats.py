@@ -1,0 +1,193 @@
+"""Statistics of a tensor stored in a fibertree format: what the cost model knows about data.
+
+Per storage level a :class:`LevelStats` gives the number of fibers a full scan visits (one per
+reference of the level above), the coordinates it emits and how many fibers are empty; a
+:class:`TensorStats` adds the stored values and how many are nonzero. Statistics come from
+data (:meth:`TensorStats.measure`, exact) or from a density model
+(:meth:`TensorStats.from_density`: entries nonzero independently with probability ``density``).
+Counts are floats so that measured and modelled statistics share one type.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fuseflow.sim.formats import FiberTree, TensorFormat
+
+
+@dataclass(frozen=True)
+class LevelStats:
+    """One storage level, as a scanner sees it when every parent reference is scanned once."""
+
+    fibers: float
+    """Fibers (parent references) of the level."""
+    items: float
+    """Coordinates of all fibers (the level's references: the fibers of the next level)."""
+    empty: float
+    """Fibers without a coordinate."""
+    size: int
+    """Coordinate range of the level."""
+    coords: np.ndarray | None = field(default=None, compare=False)
+    """Measured: coordinates per value over all fibers (``size`` entries)."""
+    by_parent: np.ndarray | None = field(default=None, compare=False)
+    """Measured, under a dense parent level: mean fiber size per parent coordinate."""
+    empty_by_parent: np.ndarray | None = field(default=None, compare=False)
+    """Measured, under a dense parent level: fraction of empty fibers per parent coordinate."""
+
+    @property
+    def mean(self) -> float:
+        """Mean coordinates per fiber."""
+        return self.items / self.fibers if self.fibers else 0.0
+
+    @property
+    def empty_fraction(self) -> float:
+        """Fraction of fibers without a coordinate."""
+        return self.empty / self.fibers if self.fibers else 0.0
+
+
+@dataclass(frozen=True)
+class TensorStats:
+    """A tensor's format, per-level statistics, and its stored and nonzero values."""
+
+    fmt: TensorFormat
+    levels: tuple[LevelStats, ...]
+    values: float
+    """Stored values (one per reference of the last level)."""
+    nonzeros: float
+    """Stored values that are nonzero."""
+    measured: bool = False
+    """Whether the counts were measured from data (exact) or come from a density model."""
+
+    @property
+    def density(self) -> float:
+        """Nonzero values over the tensor's entries."""
+        numel = math.prod(self.fmt.shape)
+        return self.nonzeros / numel if numel else 0.0
+
+    @property
+    def nonzero_fraction(self) -> float:
+        """Fraction of the stored values that are nonzero."""
+        return self.nonzeros / self.values if self.values else 0.0
+
+    @classmethod
+    def measure(cls, data, fmt: TensorFormat | None = None) -> "TensorStats":
+        """Exact statistics of ``data`` (a torch tensor, dense or sparse, a numpy array or a
+        :class:`FiberTree`) stored in ``fmt`` (default: its own format), stored the way the
+        runtime binds it (a format change keeps only the nonzeros)."""
+        tree = _tree(data)
+        if fmt is not None and tree.fmt != fmt:
+            tree = FiberTree.from_dense(tree.to_dense(), fmt)
+        levels = []
+        refs = 1                                   # the root reference
+        for l, spec in enumerate(tree.fmt.levels):
+            counts, refs = _level_counts(tree, l, refs)
+            size = spec.size(tree.fmt.shape)
+            by_parent = empty_by_parent = None
+            if l and tree.fmt.levels[l - 1].format == "dense":
+                per = counts.reshape(-1, levels[-1].size)
+                by_parent, empty_by_parent = per.mean(axis=0), (per == 0).mean(axis=0)
+            levels.append(LevelStats(float(len(counts)), float(counts.sum()),
+                                     float(np.count_nonzero(counts == 0)), size,
+                                     _coords(tree, l, len(counts), size), by_parent, empty_by_parent))
+        return cls(tree.fmt, tuple(levels), float(len(tree.vals)),
+                   float(np.count_nonzero(tree.vals)), measured=True)
+
+    @classmethod
+    def from_density(cls, fmt: TensorFormat, density: float) -> "TensorStats":
+        """Expected statistics when every entry is nonzero independently with ``density``.
+
+        A compressed (or singleton) level ``l`` stores the distinct nonempty prefixes of its
+        levels, ``P_l q_l`` with ``P_l`` the product of the level sizes up to ``l`` and
+        ``q_l = 1 - (1 - density)^(R_l)`` (``R_l`` entries below a prefix); a dense level stores
+        every child of its parent's references. Fibers of level ``l`` are the references of
+        level ``l - 1``; the nonempty ones are the nonempty prefixes of level ``l - 1``.
+        """
+        if not 0.0 <= density <= 1.0:
+            raise ValueError(f"density must be in [0, 1], got {density}")
+        sizes = fmt.level_sizes()
+        numel = math.prod(fmt.shape)
+        levels = []
+        refs, prefixes, nonempty_parent = 1.0, 1, _nonempty(density, numel)
+        for l, spec in enumerate(fmt.levels):
+            prefixes *= sizes[l]
+            below = numel // prefixes if prefixes else 0
+            nonempty = prefixes * _nonempty(density, below)
+            items = refs * sizes[l] if spec.format == "dense" else nonempty
+            empty = 0.0 if spec.format == "dense" or sizes[l] == 0 else max(refs - nonempty_parent, 0.0)
+            levels.append(LevelStats(refs, items, empty, sizes[l]))
+            refs, nonempty_parent = items, nonempty
+        values = refs if fmt.levels else 1.0
+        return cls(fmt, tuple(levels), values, density * numel)
+
+    def convert(self, fmt: TensorFormat) -> "TensorStats":
+        """The statistics of the same tensor stored in ``fmt``: unchanged for the same format,
+        otherwise the density model at the measured density (a conversion keeps nonzeros)."""
+        if fmt == self.fmt:
+            return self
+        numel = math.prod(fmt.shape)
+        return TensorStats.from_density(fmt, min(self.nonzeros / numel, 1.0) if numel else 0.0)
+
+
+def _nonempty(density: float, entries: int) -> float:
+    """Probability that ``entries`` independent entries hold at least one nonzero."""
+    if entries <= 0:
+        return 0.0
+    if density >= 1.0:
+        return 1.0
+    return -math.expm1(entries * math.log1p(-density))
+
+
+def _tree(data) -> FiberTree:
+    if isinstance(data, FiberTree):
+        return data
+    if isinstance(data, np.ndarray):
+        return FiberTree.from_dense(data)
+    import torch
+
+    if isinstance(data, torch.Tensor):
+        return FiberTree.from_torch(data.detach())
+    raise TypeError(f"cannot measure statistics of {type(data).__name__}; pass a torch tensor, "
+                    "a numpy array or a FiberTree")
+
+
+def _coords(tree: FiberTree, level: int, fibers: int, size: int) -> np.ndarray:
+    """How many times each coordinate of ``level`` occurs over all its fibers."""
+    spec = tree.fmt.levels[level]
+    if spec.format == "dense":
+        return np.full(size, float(fibers))
+    crd = tree.crd[level]
+    if tree.fmt.groups(level):
+        crd = crd[tree._run_starts(level)[:-1]]
+    return np.bincount(crd, minlength=size).astype(float)
+
+
+def _level_counts(tree: FiberTree, level: int, parents: int) -> tuple[np.ndarray, int]:
+    """Coordinates per fiber of ``level`` under each of the ``parents`` references of the
+    level above, as the scanner reads them (COO runs deduplicated, see
+    :meth:`FiberTree.fiber`), and the number of the level's own references."""
+    fmt = tree.fmt
+    spec = fmt.levels[level]
+    if spec.format == "dense":
+        n = spec.size(fmt.shape)
+        return np.full(parents, n, dtype=np.int64), parents * n
+    positions = len(tree.crd[level])
+    if spec.format == "singleton":
+        # The fiber under a parent reference is its run (when the level above groups) or
+        # its one position.
+        if fmt.groups(level - 1):
+            starts = tree._run_starts(level - 1)
+            lo, hi = starts[:-1], starts[1:]
+        else:
+            lo = np.arange(positions, dtype=np.int64)
+            hi = lo + 1
+    else:
+        lo, hi = tree.pos[level][:-1], tree.pos[level][1:]
+    if not fmt.groups(level):
+        return hi - lo, positions
+    starts = tree._run_starts(level)
+    first = np.searchsorted(starts, lo, side="right") - 1
+    last = np.searchsorted(starts, hi, side="left")
+    return np.where(hi > lo, last - first, 0), len(starts) - 1

@@ -1,0 +1,171 @@
+"""The cost model on hand-checkable graphs: the equations of docs/costmodel.md, and exact
+agreement with the simulator where the statistics determine the streams."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fuseflow
+from fuseflow.explore import CostModelError, Density, TensorStats, predict, predict_graph
+from fuseflow.explore.kernel import topological
+from fuseflow.kernels import KERNELS
+from fuseflow.sim.engines import run
+from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
+from fuseflow.sim.graph import Block, BlockGraph
+
+warnings.filterwarnings("ignore")
+
+# x_i = sum_j B_ij c_j, the worked example of shared/reference/sam-streams.md.
+B = np.array([[0, 1, 0, 2], [0, 0, 0, 0], [3, 4, 0, 5]], dtype=np.float32)
+C = np.array([0, 6, 0, 7], dtype=np.float32)
+
+
+def worked_spmv() -> BlockGraph:
+    return BlockGraph([
+        Block("root", "root", (), ("r",)),
+        Block("fan_r", "broadcast", ("r",), ("rB", "rc")),
+        Block("Bi", "scan", ("rB",), ("i", "Bi_ref"), {"tensor": 0, "level": 0}),
+        Block("fan_i", "broadcast", ("i",), ("i_out", "i_sig")),
+        Block("Bj", "scan", ("Bi_ref",), ("Bj", "Bj_ref"), {"tensor": 0, "level": 1}),
+        Block("sig", "repsiggen", ("i_sig",), ("s",)),
+        Block("rep_c", "repeat", ("rc", "s"), ("c_ref",)),
+        Block("cj", "scan", ("c_ref",), ("cj", "cj_ref"), {"tensor": 1, "level": 0}),
+        Block("and_j", "intersect", ("Bj", "cj", "Bj_ref", "cj_ref"), ("j", "B_ref", "c_ref2"),
+              {"ref_groups": [1, 1]}),
+        Block("B_val", "array", ("B_ref",), ("b",), {"tensor": 0}),
+        Block("c_val", "array", ("c_ref2",), ("c",), {"tensor": 1}),
+        Block("mul", "alu", ("b", "c"), ("p",), {"op": "mul"}),
+        Block("sum_j", "reduce", ("p",), ("x",), {"kind": "sum"}),
+        Block("write_i", "level_write", ("i_out",), (), {"result": 0, "level": 0}),
+        Block("write_x", "value_write", ("x",), (), {"result": 0}),
+    ], [TensorFormat.dense((3,))])
+
+
+def worked_inputs():
+    return [FiberTree.from_dense(B, TensorFormat.csr(B.shape)),
+            FiberTree.from_dense(C, TensorFormat((4,), (LevelSpec("compressed", 0),)))]
+
+
+def test_worked_spmv_streams_by_the_scanner_rule():
+    pred = predict_graph(worked_spmv(), [TensorStats.measure(t) for t in worked_inputs()])
+    tokens = {ch: n for b in pred.blocks.values() for ch, n in b.tokens_out.items()}
+    assert tokens["r"] == 2                               # 0 D
+    assert tokens["i"] == 5                               # 0 1 2 S0 D
+    assert tokens["Bj"] == 9                              # 1 3 S0 S0 0 1 3 S1 D: 5 + (3 + 0) + 1
+    assert tokens["s"] == 5                               # R R R S D
+    assert tokens["cj"] == 10                             # 1 3 S0 1 3 S0 1 3 S1 D
+    # Intersection: per coordinate, hist_B(c) * hist_c(c) / fibers = (2*3 + 2*3) / 3 = 4 items.
+    assert tokens["j"] == pytest.approx(8)                # 1 3 S0 S0 1 3 S1 D
+    assert tokens["x"] == 5                               # one value per row: y0 0.0 y2 S0 D
+    blocks = pred.blocks
+    assert blocks["Bj"].crd_reads == 5 and blocks["Bj"].ref_reads == 6
+    assert blocks["cj"].crd_reads == 6 and blocks["cj"].ref_reads == 6
+    assert blocks["mul"].ops == pytest.approx(4) and blocks["sum_j"].ops == pytest.approx(4)
+    assert blocks["write_x"].val_writes == 3
+    # Intersect steps: |B ∪ c| per fiber + stops + D = (2 + 2 + 3) + 3 + 1.
+    assert blocks["and_j"].steps == pytest.approx(11)
+
+
+def test_worked_spmv_matches_the_simulator_exactly():
+    graph, inputs = worked_spmv(), worked_inputs()
+    sim = run(graph, inputs, engine="fast")
+    pred = predict_graph(graph, [TensorStats.measure(t) for t in inputs])
+    for name, stats in sim.blocks.items():
+        got = pred.blocks[name]
+        assert got.steps == pytest.approx(stats.steps), name
+        assert got.tokens_out == pytest.approx(stats.tokens_out), name
+    # Clocks are bounds (throughput, arrivals), not a replay: close, not exact.
+    assert pred.cycles == pytest.approx(sim.cycles, rel=0.1)
+    assert pred.critical_path[0] == "root" and pred.critical_path[-1] == "write_x"
+
+
+def test_clocks_are_the_throughput_and_arrival_bounds():
+    # root -> dense scan of 3 -> level writer: the worked timing example of docs/timing.md.
+    graph = BlockGraph([
+        Block("root", "root", (), ("r",)),
+        Block("scan", "scan", ("r",), ("c", "ref"), {"tensor": None, "level": 0, "size": 3}),
+        Block("write", "level_write", ("c",), (), {"result": 0, "level": 0}),
+    ], [TensorFormat.dense((3,))])
+    pred = predict_graph(graph, [])
+    assert [pred.blocks[n].cycles for n in ("root", "scan", "write")] == [2, 6, 7]
+    assert topological(graph)[0].name == "root"
+
+
+def test_density_model_predicts_the_expected_intersection():
+    # Random fibers of a and b coordinates out of n share a*b/n on average.
+    graph = worked_spmv()
+    stats = [TensorStats.from_density(TensorFormat.csr((300, 200)), 0.1),
+             TensorStats.from_density(TensorFormat((200,), (LevelSpec("compressed", 0),)), 0.3)]
+    pred = predict_graph(graph, stats)
+    assert pred.blocks["mul"].ops == pytest.approx(300 * 20 * 60 / 200, rel=1e-3)
+
+
+def _compile(name):
+    kernel = KERNELS[name]
+    inputs = kernel.inputs(0.5, scale=2)
+    return kernel, fuseflow.compile(kernel.module(), inputs,
+                                    fuseflow.Schedule(formats=dict(kernel.declared)))
+
+
+@pytest.fixture(scope="module", params=["spmv", "spmm_coo", "add", "spgemm"])
+def compiled_kernel(request):
+    return _compile(request.param)
+
+
+def _exact_blocks(graph):
+    """Blocks whose streams depend only on the input statistics: scans and arrays with no
+    joiner, accumulator or dropper upstream."""
+    producer = graph.producers()
+    estimated = {}
+
+    def upstream_estimate(block):
+        if block.name not in estimated:
+            estimated[block.name] = block.kind in ("intersect", "union", "spacc", "crddrop") or \
+                any(upstream_estimate(producer[ch]) for ch in block.inputs)
+        return estimated[block.name]
+
+    return [b.name for b in graph.blocks
+            if b.kind in ("scan", "array") and not upstream_estimate(b)]
+
+
+@settings(max_examples=8, deadline=None)
+@given(sparsity=st.sampled_from([0.0, 0.3, 0.7, 0.95, 1.0]), seed=st.integers(0, 1000),
+       empty_rows=st.booleans())
+def test_measured_scans_and_arrays_are_exact(compiled_kernel, sparsity, seed, empty_rows):
+    kernel, compiled = compiled_kernel
+    inputs = kernel.inputs(sparsity, seed=seed, scale=2, empty_rows=empty_rows)
+    sim = compiled.simulate(*inputs, engine="fast")
+    pred = predict(compiled, *inputs)
+    for run_, kp in zip(sim.run.kernels, pred.kernels):
+        names = _exact_blocks(run_.graph)
+        assert names
+        for name in names:
+            stats, got = run_.result.blocks[name], kp.blocks[name]
+            assert got.tokens_out == pytest.approx(stats.tokens_out), name
+            for counter in ("crd_reads", "ref_reads", "val_reads", "steps"):
+                assert getattr(got, counter) == pytest.approx(getattr(stats, counter)), (name, counter)
+
+
+@pytest.mark.parametrize("name", ["spmv", "spmm", "rowsum", "mul_dense"])
+def test_kernels_without_sparse_joins_match_ops_and_bytes_exactly(name):
+    kernel, compiled = _compile(name)
+    inputs = kernel.inputs(0.6, seed=4, scale=2)
+    sim = compiled.simulate(*inputs, engine="fast")
+    pred = predict(compiled, *inputs)
+    for run_, kp in zip(sim.run.kernels, pred.kernels):
+        want, got = run_.result.summary(), kp.summary()
+        for key in ("ops", "bytes_read", "bytes_written", "tokens"):
+            assert got[key] == pytest.approx(want[key]), key
+
+
+def test_density_inputs_and_errors():
+    kernel, compiled = _compile("spmm")
+    pred = predict(compiled, Density(0.5), Density(1.0))
+    assert pred.cycles > 0 and pred.total("ops") > 0
+    with pytest.raises(CostModelError, match="expected 2 inputs"):
+        predict(compiled, Density(0.5))
+    with pytest.raises(CostModelError, match="valid: a torch tensor"):
+        predict(compiled, "A", Density(1.0))
