@@ -94,7 +94,8 @@ def application_cases(apps, presets):
             model, inputs = app.build(preset)
             plan = app.plan(model)
             for fusion in plan.fusion_groups:
-                compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=fusion), plan=plan)
+                schedule = fuseflow.Schedule(fusion=fusion)
+                compiled = fuseflow.compile(model, inputs, schedule, plan=plan)
                 yield f"{app_name}/{preset}/{fusion}", compiled, inputs
 
 
@@ -142,7 +143,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--no-kernels", action="store_true", help="skip the built-in kernels")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sim-budget", type=float, default=120.0,
-                        help="seconds a simulation may take (estimated); longer cases are predicted only")
+                        help="seconds a simulation may take (estimated); longer cases are "
+                        "predicted only")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -158,7 +160,7 @@ def main(argv=None) -> dict:
             row = measure_case(name, compiled, inputs, args.repeats if simulate else 1, simulate)
             if simulate:
                 tokens = row["simulated"]["tokens"]
-                rate = tokens / row["sim_seconds"] if rate is None else min(rate, tokens / row["sim_seconds"])
+                rate = min(rate or float("inf"), tokens / row["sim_seconds"])
             rows.append(row)
             _print_row(row)
     summary = summarize(rows)
@@ -176,7 +178,8 @@ def _print_row(row: dict) -> None:
         return
     e = row["error"]
     print(f"{row['case']:32s} " + " ".join(f"{m} {e[m] * 100:+6.1f}%" for m in METRICS)
-          + f"  sim {row['sim_seconds'] * 1e3:9.1f} ms  predict {row['predict_seconds'] * 1e3:7.2f} ms"
+          + f"  sim {row['sim_seconds'] * 1e3:9.1f} ms"
+          + f"  predict {row['predict_seconds'] * 1e3:7.2f} ms"
           + f"  x{row['speedup']:.0f}")
 
 
@@ -186,7 +189,8 @@ def _print_summary(summary: dict) -> None:
         s = summary[m]
         print(f"{m:14s} |error| median {s['median'] * 100:5.2f}%  max {s['max'] * 100:6.2f}%  "
               f"within 10%: {s['within_10pct']}/{summary['simulated']} configurations, "
-              f"{s['kernels_within_10pct']}/{s['kernels']} kernels (max {s['kernels_max'] * 100:.1f}%)")
+              f"{s['kernels_within_10pct']}/{s['kernels']} kernels "
+              f"(max {s['kernels_max'] * 100:.1f}%)")
     print(f"Spearman(cycles) = {summary['spearman_cycles']:.4f}")
     sp = summary["speedup"]
     print(f"speed: prediction is {sp['min']:.0f}x .. {sp['max']:.0f}x faster than simulation "

@@ -104,7 +104,8 @@ def _joiner(block, ins, ctx, out):
     profile = crds[0]
     parent = profile[-2]
     n_fibers = fibers(profile)
-    size = max(max(p[-1].size for p in crds), max(p[-1].data for p in crds) / max(n_fibers, 1.0), 1.0)
+    widest = max(p[-1].data for p in crds) / max(n_fibers, 1.0)
+    size = max(max(p[-1].size for p in crds), widest, 1.0)
     operands = []
     for p in crds:
         empty = own_empty(p)
@@ -295,7 +296,8 @@ RULES = {
 """Block kind -> rule."""
 
 
-def apply(block: Block, ins: list[Profile], ctx: RuleContext) -> tuple[list[Profile], BlockPrediction]:
+def apply(block: Block, ins: list[Profile],
+          ctx: RuleContext) -> tuple[list[Profile], BlockPrediction]:
     """Runs ``block``'s rule: its output profiles and its prediction (steps and counters;
     ``tokens_out`` filled from the output profiles)."""
     out = BlockPrediction(block.name, block.kind)

@@ -91,7 +91,8 @@ class TensorStats:
                 by_parent, empty_by_parent = per.mean(axis=0), (per == 0).mean(axis=0)
             levels.append(LevelStats(float(len(counts)), float(counts.sum()),
                                      float(np.count_nonzero(counts == 0)), size,
-                                     _coords(tree, l, len(counts), size), by_parent, empty_by_parent))
+                                     _coords(tree, l, len(counts), size), by_parent,
+                                     empty_by_parent))
         return cls(tree.fmt, tuple(levels), float(len(tree.vals)),
                    float(np.count_nonzero(tree.vals)), measured=True)
 
@@ -116,7 +117,8 @@ class TensorStats:
             below = numel // prefixes if prefixes else 0
             nonempty = prefixes * _nonempty(density, below)
             items = refs * sizes[l] if spec.format == "dense" else nonempty
-            empty = 0.0 if spec.format == "dense" or sizes[l] == 0 else max(refs - nonempty_parent, 0.0)
+            dense = spec.format == "dense" or sizes[l] == 0
+            empty = 0.0 if dense else max(refs - nonempty_parent, 0.0)
             levels.append(LevelStats(refs, items, empty, sizes[l]))
             refs, nonempty_parent = items, nonempty
         values = refs if fmt.levels else 1.0
