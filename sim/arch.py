@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from fuseflow.errors import ArgumentError, check_int
 from fuseflow.sim.graph import BLOCK_KINDS
 from fuseflow.sim.memory import MemoryModel
 
@@ -50,27 +51,43 @@ class Arch:
     and ``total_cycles``; ``cycles`` stays the simulated compute time."""
 
     def __post_init__(self):
-        if self.fifo_depth is not None and (not isinstance(self.fifo_depth, int) or self.fifo_depth < 1):
-            raise ValueError(f"fifo_depth must be None or an int >= 1, got {self.fifo_depth!r}")
-        if self.latency < 1:
-            raise ValueError(f"latency must be >= 1, got {self.latency}")
+        if self.fifo_depth is not None:
+            check_int(self.fifo_depth, "Arch.fifo_depth (None: unbounded)", 1)
+        check_int(self.latency, "Arch.latency", 1)
+        check_int(self.initiation_interval, "Arch.initiation_interval", 0)
         if self.memory is not None and not isinstance(self.memory, MemoryModel):
-            raise ValueError(f"memory must be None or a MemoryModel, got {self.memory!r}")
-        if self.initiation_interval < 0:
-            raise ValueError(f"initiation_interval must be >= 0, got {self.initiation_interval}")
+            raise ArgumentError(f"Arch.memory must be None or a MemoryModel, got {self.memory!r}")
+        if not isinstance(self.block_costs, (Mapping, tuple, list)):
+            raise ArgumentError("Arch.block_costs must map block kinds to (latency, interval), "
+                                f"got {self.block_costs!r}")
         costs = {}
-        for kind, (lat, ii) in {**DEFAULT_BLOCK_COSTS, **dict(self.block_costs)}.items():
+        for kind, cost in {**DEFAULT_BLOCK_COSTS, **dict(self.block_costs)}.items():
             if kind not in BLOCK_KINDS:
-                raise ValueError(f"unknown block kind '{kind}' in block_costs; valid kinds: {', '.join(BLOCK_KINDS)}")
-            if lat < 1 or ii < 0:
-                raise ValueError(f"block_costs['{kind}'] needs latency >= 1 and interval >= 0, got {(lat, ii)}")
-            costs[kind] = (int(lat), int(ii))
+                raise ArgumentError(f"unknown block kind '{kind}' in Arch.block_costs; valid "
+                                    f"kinds: {', '.join(BLOCK_KINDS)}")
+            if not isinstance(cost, (tuple, list)) or len(cost) != 2:
+                raise ArgumentError(f"Arch.block_costs['{kind}'] must be a pair (latency, "
+                                    f"initiation interval), got {cost!r}")
+            costs[kind] = (check_int(cost[0], f"Arch.block_costs['{kind}'] latency", 1),
+                           check_int(cost[1], f"Arch.block_costs['{kind}'] interval", 0))
         # A sorted tuple keeps the dataclass hashable and its repr stable.
         object.__setattr__(self, "block_costs", tuple(sorted(costs.items())))
+
+    @classmethod
+    def of(cls, value) -> "Arch":
+        """``value`` if it is an :class:`Arch`, the default for None; else an ArgumentError."""
+        if value is None:
+            return cls()
+        if not isinstance(value, Arch):
+            hint = " (build one with fuseflow.Arch(**fields))" if isinstance(value, Mapping) else ""
+            raise ArgumentError(f"arch must be a fuseflow.Arch or None{hint}, got "
+                                f"{type(value).__name__}")
+        return value
 
     def cost(self, kind: str) -> BlockCost:
         """The latency and initiation interval of blocks of ``kind``."""
         if kind not in BLOCK_KINDS:
-            raise ValueError(f"unknown block kind '{kind}'; valid kinds: {', '.join(BLOCK_KINDS)}")
+            raise ArgumentError(f"unknown block kind '{kind}'; valid kinds: "
+                                f"{', '.join(BLOCK_KINDS)}")
         lat, ii = dict(self.block_costs).get(kind, (self.latency, self.initiation_interval))
         return BlockCost(lat, ii)

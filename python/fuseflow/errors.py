@@ -27,6 +27,7 @@ class                       module                            raised for
 ``StreamError``             ``fuseflow.sim.tokens``           a malformed stream
 ``DeadlockError``           ``fuseflow.sim.tokens``           blocks that cannot progress
 ``UsageError``              ``fuseflow.tools.opt``            a bad command line
+``ArgumentError``           ``fuseflow.errors``               a public API argument
 ==========================  ================================  ==============================
 
 :func:`check_choice` is the one validator of enumerated settings: its :class:`ChoiceError`
@@ -63,4 +64,18 @@ def check_choice(value, choices, what: str, error: type[FuseFlowError] = ChoiceE
     if value not in choices:
         raise error(f"invalid value '{value}' for {what}; valid choices: "
                     f"{', '.join(str(c) for c in choices)}")
+    return value
+
+
+class ArgumentError(FuseFlowError, TypeError, ValueError):
+    """An argument of a public entry (``compile``, ``Program``, ``Schedule``, ``Arch``,
+    ``simulate``) of the wrong type or value; the message names the argument and what it
+    accepts. It is a ``TypeError`` and a ``ValueError`` too, as callers of the builtin checks
+    expect."""
+
+
+def check_int(value, name: str, minimum: int) -> int:
+    """``value`` if it is an int (not a bool) of at least ``minimum``; else an ArgumentError."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ArgumentError(f"{name} must be an int >= {minimum}, got {value!r}")
     return value

@@ -1,0 +1,116 @@
+"""Outcomes of fuzz cases and the rule that tells a clean error from an internal one.
+
+A case ends in exactly one :class:`Outcome`. An exception is a *clean error* when it is a
+:class:`~fuseflow.errors.FuseFlowError` (or, for MLIR text, an ``MLIRError`` carrying located
+diagnostics) with a user-level message; anything else is an *internal error*: a library
+traceback, a FuseFlow error with no message, or a simulator error about a graph the compiler
+produced (the compiler must never hand the simulator a graph it rejects).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+
+from fuseflow.passes.base import ChoiceEnum
+
+
+class Outcome(ChoiceEnum):
+    """How one fuzz case ended."""
+
+    OK = "ok"
+    WRONG = "wrong"
+    CLEAN_ERROR = "clean error"
+    INTERNAL_ERROR = "internal error"
+    HANG = "hang"
+    CRASH = "crash"
+    INVALID = "invalid"
+    """The generated case is not a valid model: PyTorch itself rejects it."""
+
+
+FAILURES = (Outcome.WRONG, Outcome.INTERNAL_ERROR, Outcome.HANG, Outcome.CRASH)
+"""Outcomes a fuzzing campaign must not produce."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """One case's outcome, the stage it ended in and a one-line detail (the error's text)."""
+
+    outcome: Outcome
+    stage: str = ""
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in FAILURES
+
+
+def user_message(err: BaseException) -> str:
+    """The user-level message of a clean error, or ``""`` when ``err`` is not one."""
+    from fuseflow import mlir
+    from fuseflow.errors import FuseFlowError
+
+    if isinstance(err, FuseFlowError):
+        return err.message.strip()
+    if isinstance(err, mlir.MLIRError):
+        located = [d for d in err.error_diagnostics if str(d.location) != "loc(unknown)"]
+        return located[0].message.strip() if located else ""
+    return ""
+
+
+def classify_error(err: BaseException, stage: str, simulator_errors=()) -> Report:
+    """The report of a case that raised ``err`` in ``stage``; ``simulator_errors`` are error
+    classes that mean the compiler produced a graph the simulator rejects (internal)."""
+    message = user_message(err)
+    if message and not isinstance(err, tuple(simulator_errors)):
+        return Report(Outcome.CLEAN_ERROR, stage, f"{type(err).__name__}: {message}")
+    frames = traceback.extract_tb(err.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+    return Report(Outcome.INTERNAL_ERROR, stage, f"{type(err).__name__}: {err}{where}")
+
+
+@dataclass
+class Tally:
+    """Counts of outcomes over a campaign and the failing cases' details."""
+
+    counts: Counter = field(default_factory=Counter)
+    failures: list[tuple[object, Report]] = field(default_factory=list)
+    errors: Counter = field(default_factory=Counter)
+    """Clean errors by their first line, to see what is rejected most."""
+    rejected: int = 0
+    """Clean errors raised while compiling: valid models rejected as unsupported."""
+
+    def add(self, case, report: Report) -> None:
+        self.counts[report.outcome.value] += 1
+        if report.failed:
+            self.failures.append((case, report))
+        elif report.outcome is Outcome.CLEAN_ERROR:
+            self.errors[_shape_of(report.detail)] += 1
+            self.rejected += report.stage == "compile"
+
+    @property
+    def rejected_fraction(self) -> float:
+        """Rejected models among the valid ones (PyTorch runs them)."""
+        valid = self.total - self.counts[Outcome.INVALID.value]
+        return self.rejected / valid if valid else 0.0
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def to_dict(self) -> dict:
+        return {"cases": self.total,
+                "counts": {o.value: self.counts[o.value] for o in Outcome},
+                "rejected_fraction": round(self.rejected_fraction, 4),
+                "clean_errors": dict(self.errors.most_common()),
+                "failures": [{"case": str(c), "outcome": r.outcome.value, "stage": r.stage,
+                              "detail": r.detail} for c, r in self.failures]}
+
+
+def _shape_of(detail: str) -> str:
+    """An error message without its location and numbers, to group similar errors."""
+    import re
+
+    text = re.sub(r"loc\(.*?\)", "", detail.splitlines()[0] if detail else "")
+    return re.sub(r"\d+", "N", text)[:160]

@@ -1,0 +1,40 @@
+"""The fuzzers' isolated worker: a case that hangs or kills its process ends as a hang or a
+crash, and the next case runs in a fresh worker."""
+
+import os
+import time
+
+from fuseflow.fuzz.isolate import Isolated
+from fuseflow.fuzz.outcome import Outcome, Report, Tally, classify_error
+from fuseflow.sim.tokens import StreamError
+
+
+def test_a_hang_is_reported_and_the_worker_restarts():
+    with Isolated(time.sleep, timeout=0.5) as runner:
+        assert runner.run(30, first_timeout=0).outcome is Outcome.HANG
+        assert runner.run(0, first_timeout=20) is None      # time.sleep's result: a fresh worker
+
+
+def test_a_dying_worker_is_a_crash():
+    with Isolated(os._exit, timeout=20) as runner:
+        report = runner.run(3, first_timeout=20)
+    assert report.outcome is Outcome.CRASH and "exit code 3" in report.detail
+
+
+def test_clean_and_internal_errors():
+    assert classify_error(ValueError("bad"), "compile").outcome is Outcome.INTERNAL_ERROR
+    clean = classify_error(StreamError("x"), "compile")
+    assert clean.outcome is Outcome.CLEAN_ERROR and clean.detail == "StreamError: x"
+    # A simulator error about a compiled graph is the compiler's fault.
+    assert classify_error(StreamError("x"), "simulate", (StreamError,)).failed
+
+
+def test_tally_counts_rejections_among_valid_models():
+    tally = Tally()
+    tally.add(1, Report(Outcome.OK))
+    tally.add(2, Report(Outcome.CLEAN_ERROR, "compile", "unsupported op"))
+    tally.add(3, Report(Outcome.INVALID, "pytorch"))
+    tally.add(4, Report(Outcome.WRONG, "compare", "max abs difference 1"))
+    assert tally.rejected_fraction == 1 / 3
+    assert [case for case, _ in tally.failures] == [4]
+    assert tally.to_dict()["counts"]["wrong"] == 1
