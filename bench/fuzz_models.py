@@ -16,6 +16,7 @@ import argparse
 import json
 import logging
 import time
+import warnings
 from pathlib import Path
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "fuzz_models.json"
@@ -31,6 +32,8 @@ def main() -> int:
     parser.add_argument("--replay", type=int, help="run one seed in this process and print it")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("torch").setLevel(logging.CRITICAL)   # tracebacks of failed traces
+    warnings.filterwarnings("ignore")
     from fuseflow.fuzz import models
 
     if args.replay is not None:

@@ -16,6 +16,7 @@ import argparse
 import json
 import logging
 import time
+import warnings
 from pathlib import Path
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "fuzz_opt.json"
@@ -31,6 +32,8 @@ def main() -> int:
     parser.add_argument("--replay", type=int, help="print one seed's input and run it here")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("torch").setLevel(logging.CRITICAL)   # tracebacks of failed traces
+    warnings.filterwarnings("ignore")
     from fuseflow.fuzz import kernels
 
     if args.replay is not None:

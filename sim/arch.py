@@ -52,24 +52,24 @@ class Arch:
 
     def __post_init__(self):
         if self.fifo_depth is not None:
-            check_int(self.fifo_depth, "Arch.fifo_depth (None: unbounded)", 1)
-        check_int(self.latency, "Arch.latency", 1)
-        check_int(self.initiation_interval, "Arch.initiation_interval", 0)
+            check_int(self.fifo_depth, "fifo_depth (None: unbounded)", 1)
+        check_int(self.latency, "latency", 1)
+        check_int(self.initiation_interval, "initiation_interval", 0)
         if self.memory is not None and not isinstance(self.memory, MemoryModel):
-            raise ArgumentError(f"Arch.memory must be None or a MemoryModel, got {self.memory!r}")
+            raise ArgumentError(f"memory must be None or a MemoryModel, got {self.memory!r}")
         if not isinstance(self.block_costs, (Mapping, tuple, list)):
-            raise ArgumentError("Arch.block_costs must map block kinds to (latency, interval), "
+            raise ArgumentError("block_costs must map block kinds to (latency, interval), "
                                 f"got {self.block_costs!r}")
         costs = {}
         for kind, cost in {**DEFAULT_BLOCK_COSTS, **dict(self.block_costs)}.items():
             if kind not in BLOCK_KINDS:
-                raise ArgumentError(f"unknown block kind '{kind}' in Arch.block_costs; valid "
+                raise ArgumentError(f"unknown block kind '{kind}' in block_costs; valid "
                                     f"kinds: {', '.join(BLOCK_KINDS)}")
             if not isinstance(cost, (tuple, list)) or len(cost) != 2:
-                raise ArgumentError(f"Arch.block_costs['{kind}'] must be a pair (latency, "
+                raise ArgumentError(f"block_costs['{kind}'] must be a pair (latency, "
                                     f"initiation interval), got {cost!r}")
-            costs[kind] = (check_int(cost[0], f"Arch.block_costs['{kind}'] latency", 1),
-                           check_int(cost[1], f"Arch.block_costs['{kind}'] interval", 0))
+            costs[kind] = (check_int(cost[0], f"block_costs['{kind}'] latency", 1),
+                           check_int(cost[1], f"block_costs['{kind}'] interval", 0))
         # A sorted tuple keeps the dataclass hashable and its repr stable.
         object.__setattr__(self, "block_costs", tuple(sorted(costs.items())))
 

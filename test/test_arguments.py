@@ -9,14 +9,14 @@ from fuseflow.sim.arch import Arch
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"latency": 1.5}, r"Arch.latency must be an int >= 1, got 1.5"),
-    ({"latency": 0}, r"Arch.latency must be an int >= 1"),
-    ({"initiation_interval": True}, r"Arch.initiation_interval must be an int >= 0"),
-    ({"fifo_depth": 2.0}, r"Arch.fifo_depth \(None: unbounded\) must be an int >= 1"),
+    ({"latency": 1.5}, r"^latency must be an int >= 1, got 1.5$"),
+    ({"latency": 0}, r"latency must be an int >= 1"),
+    ({"initiation_interval": True}, r"initiation_interval must be an int >= 0"),
+    ({"fifo_depth": 2.0}, r"fifo_depth \(None: unbounded\) must be an int >= 1"),
     ({"block_costs": {"alu": (1.5, 1)}}, r"block_costs\['alu'\] latency must be an int"),
     ({"block_costs": {"alu": 3}}, r"block_costs\['alu'\] must be a pair"),
     ({"block_costs": {"scanner": (1, 1)}}, r"unknown block kind 'scanner'.*valid kinds: "),
-    ({"memory": 64}, r"Arch.memory must be None or a MemoryModel"),
+    ({"memory": 64}, r"memory must be None or a MemoryModel"),
 ])
 def test_arch_fields_are_checked(fields, message):
     with pytest.raises(ArgumentError, match=message) as info:

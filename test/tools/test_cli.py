@@ -43,7 +43,7 @@ def no_compile(monkeypatch):
     (["run", "spmm", "--arch", "latency=fast"], "--arch latency: expected an integer"),
     (["run", "spmm", "--arch", "cost.bogus=1:1"],
      "--arch cost.bogus: unknown block kind 'bogus'; valid kinds"),
-    (["run", "spmm", "--arch", "latency=0"], "--arch: latency must be >= 1"),
+    (["run", "spmm", "--arch", "latency=0"], "--arch: latency must be an int >= 1, got 0"),
     (["run", "spmm", "--formats", "C=csr"], "kernel 'spmm' has no input or parameter 'C'; "
                                             "valid names: A, B"),
     (["run", "spmm", "--json", "/nonexistent-folder/out.json"], "folder '/nonexistent-folder'"),

@@ -218,13 +218,8 @@ def opt_case(seed: int) -> OptCase:
 
 def check_opt(case: OptCase | int) -> Report:
     """Runs ``fuseflow-opt`` in process on ``case`` (or the case of a seed)."""
-    import logging
-    import warnings
-
     from fuseflow.tools import opt
 
-    warnings.filterwarnings("ignore")
-    logging.disable(logging.WARNING)
     if isinstance(case, int):
         case = opt_case(case)
     stdout, stderr = io.StringIO(), io.StringIO()

@@ -340,9 +340,4 @@ def check_case(case: ModelCase, engines=("fast", "reference")) -> Report:
 
 def check_seed(seed: int) -> Report:
     """The report of the case drawn from ``seed`` (the isolated worker's entry)."""
-    import logging
-    import warnings
-
-    warnings.filterwarnings("ignore")
-    logging.disable(logging.WARNING)
     return check_case(random_case(random.Random(seed), seed))
