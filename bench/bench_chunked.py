@@ -39,14 +39,14 @@ class _PeakSampler(threading.Thread):
         super().__init__(daemon=True)
         self.period = period
         self.peak = _rss_bytes()
-        self._stop = threading.Event()
+        self._done = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.wait(self.period):
+        while not self._done.wait(self.period):
             self.peak = max(self.peak, _rss_bytes())
 
     def stop(self) -> int:
-        self._stop.set()
+        self._done.set()
         self.join()
         self.peak = max(self.peak, _rss_bytes())
         return self.peak

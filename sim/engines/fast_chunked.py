@@ -165,6 +165,8 @@ class _PieceRunner(_Runner):
         for name in ("ops", "crd_reads", "ref_reads", "val_reads", "crd_writes", "ref_writes", "val_writes"):
             setattr(total, name, getattr(total, name) + getattr(got, name))
         total.cycles = self.clock
+        if isinstance(ctx.sink, Stream):  # a level writer's: results never read its stamps
+            ctx.sink = Stream(ctx.sink.code, ctx.sink.data, _NO_STAMPS)
         if self.block.kind in ("level_write", "value_write"):
             self.sinks.append(ctx.sink)
         return outs
@@ -227,10 +229,19 @@ class _CoroutineRunner(_Runner):
 _EMPTY = Stream(np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(0, np.int32), True, 0)
 
 
+_NO_STAMPS = np.zeros(0, np.int32)
+
+
 def _joined_sink(sinks: list):
-    """A writer's sink from the sinks of its pieces (streams and arrays, or token lists)."""
+    """A writer's sink from the sinks of its pieces (streams without stamps and arrays, or
+    token lists); a level writer's stream gets stamps 0 (untouched zero pages: no memory)."""
     if all(isinstance(s, Stream) for s in sinks):
-        return concat(sinks) if sinks else _EMPTY
+        if not sinks:
+            return _EMPTY
+        typed = [s.data.dtype for s in sinks if np.any(s.code == DATA)] or [sinks[0].data.dtype]
+        code = np.concatenate([s.code for s in sinks])
+        data = np.concatenate([s.data.astype(np.result_type(*typed), copy=False) for s in sinks])
+        return Stream(code, data, np.zeros(len(code), np.int32))
     if all(isinstance(s, np.ndarray) for s in sinks):
         return np.concatenate(sinks) if sinks else np.zeros(0, np.float32)
     out: list = []
