@@ -339,24 +339,27 @@ class _Extractor:
         return use
 
     # Generic ops -----------------------------------------------------------------------
-    def loop_vars(self, generic, result: int, dim_vars: list) -> list[str]:
-        """Variables of ``generic``'s loops: output dims unified with ``dim_vars``, others fresh."""
+    def loop_vars(self, generic, result: int, dim_vars: list) -> list[str | None]:
+        """Variables of ``generic``'s loops: output dims unified with ``dim_vars`` (None where
+        the consumer broadcasts a size-1 dim), the other loops fresh."""
         loc = generic.location
         n_loops = len(mlir.ir.ArrayAttr(generic.attributes["iterator_types"]))
         maps = list(mlir.ir.ArrayAttr(generic.attributes["indexing_maps"]))
         out_map = _map_results(maps[len(generic_inputs(generic)) + result])
         loops: list[str | None] = [None] * n_loops
+        broadcast: set[int] = set()
         for pos, text in enumerate(out_map):
             dim = _dim_of(text)
             if dim is None:
                 if text != "0":
                     raise LoweringError(loc, f"output indexing expression '{text}' is not supported")
                 continue
-            var = dim_vars[pos] if pos < len(dim_vars) else None
-            if var is None:
-                var = self.fresh()       # a size-1 output dim the consumer broadcasts
-            loops[dim] = var
-        return [v if v is not None else self.fresh() for v in loops]
+            # A size-1 output dim the consumer broadcasts keeps no variable: its loop has one
+            # iteration at coordinate 0, like a broadcast size-1 level of an input.
+            loops[dim] = dim_vars[pos] if pos < len(dim_vars) else None
+            broadcast.add(dim)
+        return [v if v is not None or d in broadcast else self.fresh()
+                for d, v in enumerate(loops)]
 
     def _generic(self, generic, result: int, dim_vars: list):
         loc = generic.location
@@ -438,9 +441,17 @@ class _Extractor:
         if kind == "sum" and init == 0.0:
             init = None
         for var in loops:
-            if var not in self.sizes:
+            if var is not None and var not in self.sizes:
                 raise LoweringError(loc, f"cannot infer the extent of loop {var}")
-        free = tuple(sorted(expr_vars(body) - set(bound), key=_var_rank))
+        # A reduction over a size-1 dimension no operand indexes (a keepdim result reduced
+        # again) has one term: it binds no variable.
+        used = expr_vars(body)
+        bound = [v for v in bound if v in used or self.sizes[v] != 1]
+        if not bound:
+            if init is None:
+                return body
+            return Op("add" if kind == "sum" else "max", (Const(init), body))
+        free = tuple(sorted(used - set(bound), key=_var_rank))
         self.next_rid += 1
         return Reduce(self.next_rid - 1, kind, tuple(bound), body, init, free)
 

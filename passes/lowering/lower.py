@@ -229,7 +229,10 @@ class KernelLowering:
         space, aliases = self._merge_same_levels(space, var)
         covers_all = self._covers_all(space, var)
         crd, streams = self._build(space, scope, var)
-        if covers_all:
+        # An empty fiber further out reaches this level as a bare stop, an empty fiber here:
+        # only a level under never-empty levels that covers every coordinate is never empty.
+        outer = self._enclosing_crd(scope, var)
+        if covers_all and (outer is None or outer in self.never_empty):
             self.never_empty.add(crd)
         for uid, rep in aliases.items():
             streams[("u", uid)] = streams[("u", rep)]
@@ -612,6 +615,14 @@ class KernelLowering:
         else:
             return None                     # the root's single fiber
         return None if outer in self.never_empty else outer
+
+    @staticmethod
+    def _enclosing_crd(scope: _Scope, var: str):
+        """The coordinate stream of the level iterated just outside ``var`` (None: the root)."""
+        index = scope.vars.index(var)
+        if index > 0:
+            return scope.crd[scope.vars[index - 1]]
+        return scope.context[-1][1] if scope.context else None
 
     def _covers_all(self, space, var: str) -> bool:
         """Whether ``space`` holds every coordinate of ``var`` (its fibers are never empty)."""
