@@ -324,7 +324,8 @@ class _Extractor:
                 if shape[level.dim] == 1 and level.format == "dense":
                     continue  # a broadcast size-1 dense level: its child reference equals its parent's
                 raise LoweringError(loc, f"a size-1 broadcast of the {level.format} level {index} "
-                                         f"of '{value.type}' is not supported")
+                                         f"of '{value.type}' is not supported (its fibers would "
+                                         "be read without a loop); pass this operand dense")
             scanned.append(index)
             names.append(var)
             blocks.append((level.kind, level.block))

@@ -9,11 +9,17 @@ A ``torch.sparse_bsr`` example input is traced as its dense equivalent and decla
 ``bsr:<bh>x<bw>`` with its block shape (:attr:`ImportedModel.formats`): PyTorch's exporter
 implements few ops on BSR tensors (add, mul and sum fail) and its graph printer, which runs
 whenever a log handler listens to ``torch.__trace`` (pytest attaches one), fails on them.
+CSR, CSC and COO inputs are traced sparse first; when torch.export or torch-mlir cannot trace
+them (``torch.mv``, ``A * 2.0``, ``torch.sparse.mm``, ``A.t() @ B``, ``x - x`` fail on sparse
+operands), they are traced dense too and declared with their layout (``csr``, ``csc``,
+``coo``, ``sparse_vector``), the model unchanged and the user's tensors still the simulated
+inputs; a debug log line names each such input.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 from dataclasses import dataclass, field
 
@@ -21,6 +27,8 @@ import torch
 
 from fuseflow import mlir
 from fuseflow.errors import FuseFlowError
+
+log = logging.getLogger(__name__)
 
 FORMAT_ENCODINGS = {
     "dense": None,
@@ -87,21 +95,63 @@ def import_model(model: torch.nn.Module, example_inputs, kernel_of=None) -> Impo
     values = [state[n].detach() for n in names]
     wrapped = _Functional(model, names).eval()
     args = tuple(example_inputs) + tuple(values)
-    blocked = {i: bsr_format(t) for i, t in enumerate(args)
-               if isinstance(t, torch.Tensor) and t.layout == torch.sparse_bsr}
-    args = tuple(t.to_dense() if i in blocked else t for i, t in enumerate(args))
-    if kernel_of is None:
-        text = mlir.import_torch(wrapped, args)
-    else:
-        program = torch.export.export(wrapped, args)
-        assignment = kernel_of(program)
-        for node in program.graph.nodes:
-            if node.name in assignment:
-                frame = f'  File "{KERNEL_TAG}{assignment[node.name]}", line 1, in kernel\n'
-                node.meta["stack_trace"] = frame + (node.meta.get("stack_trace") or "")
-        text = mlir.import_torch(program, ())
     arg_names = forward_arg_names(model, len(example_inputs)) + names
-    return ImportedModel(text, arg_names, values, {arg_names[i]: f for i, f in blocked.items()})
+    traced_dense = {i: bsr_format(t) for i, t in enumerate(args)
+                    if isinstance(t, torch.Tensor) and t.layout == torch.sparse_bsr}
+    try:
+        text = _import(wrapped, _densified(args, traced_dense), kernel_of)
+    except Exception as err:  # noqa: BLE001 - PyTorch's and torch-mlir's sparse support
+        sparse = {i: sparse_format(t, arg_names[i]) for i, t in enumerate(args)
+                  if i not in traced_dense and _is_sparse(t)}
+        if not sparse:
+            raise
+        for i, fmt in sparse.items():
+            log.debug("input '%s' (%s) cannot be traced sparse (%s): traced dense and declared "
+                      "'%s'", arg_names[i], args[i].layout, _first_line(err), fmt)
+        traced_dense.update(sparse)
+        text = _import(wrapped, _densified(args, traced_dense), kernel_of)
+    return ImportedModel(text, arg_names, values,
+                         {arg_names[i]: f for i, f in traced_dense.items()})
+
+
+def _import(wrapped, args, kernel_of) -> str:
+    """Exports ``wrapped(*args)`` and imports it with torch-mlir (see :func:`import_model`)."""
+    if kernel_of is None:
+        return mlir.import_torch(wrapped, args)
+    program = torch.export.export(wrapped, args)
+    assignment = kernel_of(program)
+    for node in program.graph.nodes:
+        if node.name in assignment:
+            frame = f'  File "{KERNEL_TAG}{assignment[node.name]}", line 1, in kernel\n'
+            node.meta["stack_trace"] = frame + (node.meta.get("stack_trace") or "")
+    return mlir.import_torch(program, ())
+
+
+SPARSE_LAYOUTS = {torch.sparse_csr: "csr", torch.sparse_csc: "csc", torch.sparse_coo: "coo"}
+"""The format each torch.sparse layout is declared as when it is traced dense."""
+
+
+def _is_sparse(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.layout in SPARSE_LAYOUTS
+
+
+def _densified(args: tuple, dense: dict) -> tuple:
+    return tuple(t.to_dense() if i in dense else t for i, t in enumerate(args))
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def sparse_format(t: torch.Tensor, name: str) -> str:
+    """The format a torch.sparse CSR, CSC or COO tensor is declared as when traced dense."""
+    vector = t.dim() == 1 and t.layout == torch.sparse_coo
+    if t.dense_dim() != 0 or not (t.dim() == 2 or vector):
+        raise FrontendError(f"input '{name}': a {t.layout} tensor of shape {tuple(t.shape)} with "
+                            f"{t.dense_dim()} dense dimensions cannot be traced; supported sparse "
+                            "inputs are matrices (CSR, CSC, COO, BSR) and COO vectors")
+    return "sparse_vector" if t.dim() == 1 else SPARSE_LAYOUTS[t.layout]
 
 
 def bsr_format(t: torch.Tensor) -> str:

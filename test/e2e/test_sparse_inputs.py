@@ -1,0 +1,66 @@
+"""torch.sparse inputs that PyTorch's exporter or torch-mlir cannot trace sparse are traced
+dense and declared with their layout (issue 14): the model is unchanged, the user's sparse
+tensors are the simulated inputs, and a debug log line names each such input."""
+
+import logging
+import warnings
+
+import pytest
+import torch
+
+import fuseflow
+from fuseflow.frontend import FrontendError, sparse_format
+
+warnings.filterwarnings("ignore")
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, a, b=None):
+        return self.fn(a) if b is None else self.fn(a, b)
+
+
+def _sparse(m, n, density=0.5, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.rand(m, n, generator=g) * (torch.rand(m, n, generator=g) < density)
+    a[1] = 0                                   # an empty row
+    return a
+
+
+A = _sparse(5, 4)
+CASES = {
+    "mv_csr": (lambda a, x: torch.mv(a, x), (A.to_sparse_csr(), torch.rand(4)), "csr"),
+    "mv_coo": (lambda a, x: torch.mv(a, x), (A.to_sparse_coo(), torch.rand(4)), "coo"),
+    "scale_csr": (lambda a: a * 2.0, (A.to_sparse_csr(),), "csr"),
+    "x_minus_x": (lambda a: a - a, (A.to_sparse_csr(),), "csr"),
+    "x_times_x": (lambda a: a * a, (A.to_sparse_coo(),), None),   # traced sparse as it is
+    "relu_plus_one_coo": (lambda a: torch.relu(a) + 1.0, (A.to_sparse_coo(),), "coo"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_untraceable_sparse_inputs_are_traced_dense_and_declared(name, caplog):
+    fn, inputs, declared = CASES[name]
+    model = Fn(fn)
+    with caplog.at_level(logging.DEBUG, logger="fuseflow.frontend"):
+        compiled = fuseflow.compile(model, inputs)
+    lines = [r.getMessage() for r in caplog.records if "traced dense" in r.getMessage()]
+    if declared is None:
+        assert not lines
+    else:
+        assert lines and f"input 'a' (torch.sparse_" in lines[0]
+        assert lines[0].endswith(f"traced dense and declared '{declared}'")
+    expected = model(*[t.to_dense() if t.layout != torch.strided else t for t in inputs])
+    for engine in ("fast", "reference"):
+        torch.testing.assert_close(compiled.simulate(*inputs, engine=engine).output, expected)
+
+
+def test_sparse_vector_and_unsupported_sparse_tensors():
+    assert sparse_format(torch.rand(4).to_sparse_coo(), "x") == "sparse_vector"
+    assert sparse_format(A.to_sparse_csc(), "A") == "csc"
+    with pytest.raises(FrontendError, match="input 'T': a torch.sparse_coo tensor of shape "
+                                            r"\(2, 2, 2\)"):
+        sparse_format(torch.rand(2, 2, 2).to_sparse_coo(), "T")
