@@ -2,6 +2,7 @@
 TypeError and ValueError) naming the argument and what it accepts, never a later crash."""
 
 import pytest
+import torch
 
 import fuseflow
 from fuseflow.errors import ArgumentError, FuseFlowError
@@ -35,3 +36,61 @@ def test_arch_of_accepts_an_arch_or_none_and_names_a_dict():
 
 def test_arch_is_exported():
     assert fuseflow.Arch is Arch
+
+
+class Add(torch.nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+INPUTS = (torch.ones(2, 2), torch.ones(2, 2))
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"fusion": 3}, r"Schedule.fusion must be 'unfused', 'full', .* got 3"),
+    ({"fusion": (("a",), 3)}, r"Schedule.fusion must be"),
+    ({"formats": ["csr"]}, r"Schedule.formats must map input names to format names"),
+    ({"formats": {"A": 2}}, r"Schedule.formats must map"),
+    ({"order": 5}, r"Schedule.order must be loop names"),
+])
+def test_schedule_fields_are_checked(fields, message):
+    with pytest.raises(ArgumentError, match=message):
+        fuseflow.Schedule(**fields)
+
+
+def test_schedule_formats_none_means_none_declared():
+    assert fuseflow.Schedule(formats=None) == fuseflow.Schedule()
+
+
+@pytest.mark.parametrize("args, message", [
+    ((Add(), torch.ones(2, 2)), r"example_inputs must be a tuple of the forward arguments, "
+                                r"e.g. \(x,\) for one tensor, got Tensor"),
+    ((Add(), INPUTS, {"fusion": "full"}), r"schedule must be a fuseflow.Schedule or None "
+                                          r"\(build one with fuseflow.Schedule\(\*\*fields\)\)"),
+    ((lambda a, b: a + b, INPUTS), r"model must be a torch.nn.Module or MLIR text, got function"),
+])
+def test_compile_arguments_are_checked(args, message):
+    with pytest.raises(ArgumentError, match=message):
+        fuseflow.compile(*args)
+
+
+def test_mlir_text_without_a_function_is_a_frontend_error():
+    from fuseflow.frontend import FrontendError
+
+    with pytest.raises(FrontendError, match="no func.func to compile"):
+        fuseflow.compile("module {}")
+
+
+def test_simulate_checks_arch_engine_and_input_count():
+    compiled = fuseflow.compile(Add(), INPUTS)
+    with pytest.raises(ArgumentError, match="arch must be a fuseflow.Arch or None"):
+        compiled.simulate(*INPUTS, arch={"latency": 2})
+    with pytest.raises(ArgumentError, match="unknown engine 'slow'; valid engines: reference, "
+                                            "fast"):
+        compiled.simulate(*INPUTS, engine="slow")
+    with pytest.raises(ArgumentError, match="expected 2 inputs, got 1"):
+        compiled.simulate(INPUTS[0])
+    # Engines agree on a non-default architecture (a fractional latency is refused above).
+    arch = Arch(latency=2, initiation_interval=0)
+    fast, ref = (compiled.simulate(*INPUTS, arch=arch, engine=e) for e in ("fast", "reference"))
+    assert fast.cycles == ref.cycles and torch.equal(fast.output, ref.output)

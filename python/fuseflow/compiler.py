@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import torch
 
 from fuseflow import mlir
-from fuseflow.frontend import declare_formats, import_model, tag_groups
+from fuseflow.errors import ArgumentError
+from fuseflow.frontend import FrontendError, declare_formats, import_model, tag_groups
 from fuseflow.grouping import assign_kernels
 from fuseflow.passes.base import ChoiceEnum
 from fuseflow.passes.lower_to_sam import LowerToSamPass
@@ -16,6 +17,7 @@ from fuseflow.passes.partition import PartitionMode
 from fuseflow.pipeline import Pipeline
 from fuseflow.runtime import ModuleRun, run_module
 from fuseflow.sim.arch import Arch
+from fuseflow.sim.engines import ENGINES
 from fuseflow.sim.formats import FiberTree
 
 log = logging.getLogger(__name__)
@@ -30,6 +32,15 @@ class Level(ChoiceEnum):
 
 
 BUILTIN_FUSION = ("unfused", "full")
+
+
+def _is_fusion(value) -> bool:
+    if isinstance(value, str):
+        return True
+    if not isinstance(value, (tuple, list)):
+        return False
+    return all(isinstance(g, str) or (isinstance(g, (tuple, list))
+                                      and all(isinstance(n, str) for n in g)) for g in value)
 
 
 @dataclass(frozen=True)
@@ -57,10 +68,20 @@ class Schedule:
             order = ()
         elif isinstance(order, str):
             order = tuple(v.strip() for v in order.split(",") if v.strip())
-        elif not all(isinstance(v, str) for v in order):
-            raise TypeError(f"Schedule.order must be loop names like ('d0', 'd2', 'd1') or "
-                            f"'d0,d2,d1', got {self.order!r}")
+        elif not isinstance(order, (tuple, list)) or not all(isinstance(v, str) for v in order):
+            raise ArgumentError(f"Schedule.order must be loop names like ('d0', 'd2', 'd1') or "
+                                f"'d0,d2,d1', got {self.order!r}")
         object.__setattr__(self, "order", tuple(order))
+        formats = {} if self.formats is None else self.formats
+        if not isinstance(formats, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in formats.items()):
+            raise ArgumentError("Schedule.formats must map input names to format names, e.g. "
+                                f"{{'A': 'csr'}}, got {self.formats!r}")
+        object.__setattr__(self, "formats", dict(formats))
+        if not _is_fusion(self.fusion):
+            raise ArgumentError("Schedule.fusion must be 'unfused', 'full', the name of a plan's "
+                                "configuration, or groups of names such as (('layer1', 'relu'), "
+                                f"('layer2',)), got {self.fusion!r}")
 
     @property
     def grouped(self) -> bool:
@@ -130,10 +151,13 @@ class CompiledModel:
 
         ``engine``: ``fast`` (default) or ``reference``, the cycle-by-cycle specification
         (same outputs, cycles and statistics, about 100x slower)."""
+        arch = Arch.of(arch)
+        if engine not in ENGINES:
+            raise ArgumentError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
         tensors = list(inputs) + list(self.params)
         if len(tensors) != len(self.input_names):
-            raise ValueError(f"expected {len(self.input_names) - len(self.params)} inputs, "
-                             f"got {len(inputs)}")
+            raise ArgumentError(f"expected {len(self.input_names) - len(self.params)} inputs, "
+                                f"got {len(inputs)}")
         trees = [FiberTree.from_torch(t.detach() if isinstance(t, torch.Tensor) else torch.as_tensor(t))
                  for t in tensors]
         run = run_module(self.module, trees, arch=arch, engine=engine, trace=trace)
@@ -157,7 +181,7 @@ def compile(model, example_inputs=(), schedule: Schedule | None = None,
     ``plan`` (a :class:`fuseflow.apps.base.FusionPlan`) names the stages and fusion
     configurations that ``schedule.fusion`` may refer to.
     """
-    schedule = schedule or Schedule()
+    schedule = _check_compile_arguments(model, example_inputs, schedule)
     ctx = mlir.new_context()
     grouped = schedule.grouped_by(plan if not isinstance(model, str) else None)
     if isinstance(model, str):
@@ -175,7 +199,10 @@ def compile(model, example_inputs=(), schedule: Schedule | None = None,
         implied = imported.formats
     with ctx:
         module = mlir.Module.parse(text)
-        fn = next(op for op in module.body.operations if op.operation.name == "func.func")
+        fn = next((op for op in module.body.operations if op.operation.name == "func.func"),
+                  None)
+        if fn is None:
+            raise FrontendError("the MLIR module has no func.func to compile")
         if names is None:
             names = [f"arg{i}" for i in range(len(fn.regions[0].blocks[0].arguments))]
         formats = {**implied, **schedule.formats}
@@ -190,3 +217,21 @@ def compile(model, example_inputs=(), schedule: Schedule | None = None,
         levels["sam"] = str(module)
     log.debug("compiled %s with %s", type(model).__name__, schedule)
     return CompiledModel(levels, module, names, params, schedule)
+
+
+def _check_compile_arguments(model, example_inputs, schedule) -> Schedule:
+    """The schedule to compile with, after checking :func:`compile`'s arguments."""
+    if not isinstance(model, (torch.nn.Module, str)):
+        raise ArgumentError(f"model must be a torch.nn.Module or MLIR text, got "
+                            f"{type(model).__name__}")
+    if isinstance(example_inputs, torch.Tensor) or not isinstance(example_inputs, (tuple, list)):
+        raise ArgumentError("example_inputs must be a tuple of the forward arguments, e.g. "
+                            f"(x,) for one tensor, got {type(example_inputs).__name__}")
+    if schedule is None:
+        return Schedule()
+    if not isinstance(schedule, Schedule):
+        hint = " (build one with fuseflow.Schedule(**fields))" if isinstance(schedule, dict) \
+            else ""
+        raise ArgumentError(f"schedule must be a fuseflow.Schedule or None{hint}, got "
+                            f"{type(schedule).__name__}")
+    return schedule
