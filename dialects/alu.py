@@ -9,7 +9,7 @@ checks, the simulator's ALU block (both engines), the lowering's constant analys
 Semantics are float32, computed the way PyTorch float32 eager computes the element-wise op,
 with the same order of operations (``scalar / x`` is ``(1 / x) * scalar``, gelu is
 ``x * 0.5 * (1 + erf(x / sqrt 2))``): add/sub/mul/div/max/min/neg/relu/rsqrt and the scalar
-ops are bit-exact; sqrt, exp, tanh, sigmoid and gelu use numpy float32 (erf in float64,
+ops are bit-exact; sqrt, exp, log, tanh, sigmoid and gelu use numpy float32 (erf in float64,
 rounded), where torch's vectorized CPU kernels are approximations that may differ by about an
 ulp. Only numpy is imported, so the simulator core can use this module.
 """
@@ -72,6 +72,7 @@ ALU_OPS: tuple[AluOp, ...] = (
     AluOp("exp", "unary", np.exp, "exp(x)"),
     AluOp("rsqrt", "unary", lambda x: _ONE / np.sqrt(x), "1 / sqrt(x)"),
     AluOp("sqrt", "unary", np.sqrt, "sqrt(x)"),
+    AluOp("log", "unary", np.log, "log(x) (natural; log(0) = -inf)"),
     AluOp("sigmoid", "unary", lambda x: _ONE / (_ONE + np.exp(-x)), "1 / (1 + exp(-x))"),
     AluOp("tanh", "unary", np.tanh, "tanh(x)"),
     AluOp("gelu", "unary", _gelu, "x * 0.5 * (1 + erf(x / sqrt(2)))"),

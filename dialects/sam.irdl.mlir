@@ -182,6 +182,7 @@ irdl.dialect @sam {
     %op_exp = irdl.is "exp"
     %op_rsqrt = irdl.is "rsqrt"
     %op_sqrt = irdl.is "sqrt"
+    %op_log = irdl.is "log"
     %op_sigmoid = irdl.is "sigmoid"
     %op_tanh = irdl.is "tanh"
     %op_gelu = irdl.is "gelu"
@@ -195,7 +196,7 @@ irdl.dialect @sam {
     %op_scalar_max = irdl.is "scalar_max"
     %op_scalar_min = irdl.is "scalar_min"
     %op_mask_fill = irdl.is "mask_fill"
-    %op = irdl.any_of(%op_add, %op_sub, %op_mul, %op_div, %op_max, %op_min, %op_neg, %op_exp, %op_rsqrt, %op_sqrt, %op_sigmoid, %op_tanh, %op_gelu, %op_relu, %op_scalar_add, %op_scalar_sub, %op_scalar_rsub, %op_scalar_mul, %op_scalar_div, %op_scalar_rdiv, %op_scalar_max, %op_scalar_min, %op_mask_fill)
+    %op = irdl.any_of(%op_add, %op_sub, %op_mul, %op_div, %op_max, %op_min, %op_neg, %op_exp, %op_rsqrt, %op_sqrt, %op_log, %op_sigmoid, %op_tanh, %op_gelu, %op_relu, %op_scalar_add, %op_scalar_sub, %op_scalar_rsub, %op_scalar_mul, %op_scalar_div, %op_scalar_rdiv, %op_scalar_max, %op_scalar_min, %op_mask_fill)
     irdl.operands(lhs: %val, rhs: optional %val)
     irdl.results(out: %val)
     irdl.attributes { "op" = %op }

@@ -99,7 +99,7 @@ class Reduce:
 
 
 BINARY = ("add", "sub", "mul", "div", "max", "min")
-UNARY = ("neg", "exp", "rsqrt", "sqrt", "sigmoid", "tanh", "relu")
+UNARY = ("neg", "exp", "log", "rsqrt", "sqrt", "sigmoid", "tanh", "relu")
 
 
 @dataclass
@@ -191,7 +191,7 @@ ARITH_BINARY = {
     "arith.maximumf": "max", "arith.maxnumf": "max", "arith.minimumf": "min",
     "arith.minnumf": "min",
 }
-UNARY_OPS = {"arith.negf": "neg", "math.exp": "exp", "math.rsqrt": "rsqrt",
+UNARY_OPS = {"arith.negf": "neg", "math.exp": "exp", "math.log": "log", "math.rsqrt": "rsqrt",
              "math.sqrt": "sqrt", "math.tanh": "tanh"}
 IDENTITY_OPS = ("arith.extf", "arith.truncf")
 """Precision casts inside a body: values are simulated in float32 throughout."""

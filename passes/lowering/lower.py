@@ -99,7 +99,8 @@ def _full(space):
 _SCALAR = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "div": lambda a, b: a / b, "max": max, "min": min, "neg": lambda x: -x,
-    "exp": np.exp, "rsqrt": lambda x: 1.0 / np.sqrt(x), "sqrt": np.sqrt, "tanh": np.tanh,
+    "exp": np.exp, "log": np.log, "rsqrt": lambda x: 1.0 / np.sqrt(x), "sqrt": np.sqrt,
+    "tanh": np.tanh,
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "relu": lambda x: max(x, 0.0),
 }
 
