@@ -63,3 +63,33 @@ def _level(fmt: str, expr, t) -> LevelSpec:
 def element_type(t):
     """The element type of a tensor type."""
     return tensor_type(t).element_type
+
+
+_NAMED_FORMATS = {
+    (("dense", 0), ("compressed", 1)): "csr",
+    (("dense", 1), ("compressed", 0)): "csc",
+    (("compressed", 0), ("compressed", 1)): "dcsr",
+    (("compressed_nonunique", 0), ("singleton", 1)): "coo",
+    (("compressed", 0),): "sparse_vector",
+}
+"""Storage levels (format, dim) of the named sparse formats (the frontend's format names)."""
+
+
+def format_name(t) -> str:
+    """The format name of tensor type ``t``: ``dense`` (row-major), ``csr``, ``csc``,
+    ``dcsr``, ``coo``, ``sparse_vector``, ``bsr:<rows>x<cols>``; any other encoding is named
+    by its MLIR text."""
+    rt = tensor_type(t)
+    if rt.encoding is None:
+        return "dense"
+    _, levels = storage_levels(t)
+    if all(lv.kind == "id" for lv in levels):
+        name = _NAMED_FORMATS.get(tuple((lv.format, lv.dim) for lv in levels))
+        if name is not None:
+            return name
+    elif [(lv.format, lv.dim, lv.kind) for lv in levels] == [
+            ("dense", 0, "div"), ("compressed", 1, "div"), ("dense", 0, "mod"),
+            ("dense", 1, "mod")] and levels[0].block == levels[2].block \
+            and levels[1].block == levels[3].block:
+        return f"bsr:{levels[0].block}x{levels[1].block}"
+    return str(rt.encoding)

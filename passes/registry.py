@@ -35,6 +35,8 @@ PASSES: dict[str, PassEntry] = {
     for e in (
         _entry("fuseflow-partition", "partition", "PartitionPass"),
         _entry("fuseflow-hoist-views", "hoist_views", "HoistViewsPass"),
+        _entry("fuseflow-schedule", "schedule", "SchedulePass"),
+        _entry("fuseflow-verify-schedule", "verify_schedule", "VerifySchedulePass"),
         _entry("fuseflow-lower-to-sam", "lower_to_sam", "LowerToSamPass"),
         _entry("fuseflow-verify-kernels", "verify_kernels", "VerifyKernelsPass"),
         _entry("sam-verify", "sam_verify", "SamVerifyPass"),
@@ -45,10 +47,12 @@ PASSES: dict[str, PassEntry] = {
 PIPELINES: dict[str, str] = {
     # Upstream clean-up that puts every linalg op in generic form.
     "fuseflow-normalize": "func.func(linalg-generalize-named-ops),canonicalize,cse",
+    # Linalg to scheduled fuse.kernel regions.
     "fuseflow-to-kernels": "fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,"
-                           "fuseflow-verify-kernels",
-    "fuseflow-to-dataflow": "fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,"
-                            "fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify",
+                           "fuseflow-verify-kernels,fuseflow-schedule,fuseflow-verify-schedule",
+    # Scheduled kernels (possibly edited by hand) to sam.graph dataflow graphs.
+    "fuseflow-kernels-to-dataflow": "fuseflow-verify-schedule,fuseflow-lower-to-sam,sam-verify",
+    "fuseflow-to-dataflow": "fuseflow-to-kernels,fuseflow-kernels-to-dataflow",
 }
 
 

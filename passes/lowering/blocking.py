@@ -83,15 +83,14 @@ class Blocking:
     results: dict[int, ResultView]               # root index -> its host-side view
 
 
-def split_blocked(expr: KernelExpr, input_types: list, loc,
-                  order: tuple[str, ...] = ()) -> Blocking:
-    """Splits the dimensions of ``expr`` that blocked levels index (see the module doc).
+def blocked_variants(expr: KernelExpr, input_types: list, loc) -> list[Blocking]:
+    """``expr`` with the dimensions blocked levels index split (see the module doc), once per
+    way its dense results over split dimensions can be laid out (row-major first).
 
-    ``input_types`` are the kernel inputs' types; ``order`` an explicit dataflow order (the
-    dense results' layout is chosen to agree with it); errors are located at ``loc``."""
+    ``input_types`` are the kernel inputs' types; errors are located at ``loc``."""
     splits = _collect_splits(expr, input_types, loc)
     if not splits:
-        return Blocking(expr, {}, {})
+        return [Blocking(expr, {}, {})]
     uses, views = {}, {}
     for u in expr.uses:
         uses[u.uid], view = _split_use(u, input_types[u.operand], splits, loc)
@@ -108,12 +107,19 @@ def split_blocked(expr: KernelExpr, input_types: list, loc,
     layouts = [_result_layouts(root, splits, loc) for root in expr.roots]
     variants = []
     for choice in itertools.product(*layouts):
-        roots = [Root(r.expr, out_vars, graph_type, r.index)
+        roots = [replace(r, out_vars=out_vars, result_type=graph_type)
                  for r, (out_vars, graph_type, _) in zip(expr.roots, choice)]
         split = _rebuild(KernelExpr(roots, list(expr.uses), sizes, expr.loc), uses, splits)
         results = {r.index: view for r, (_, _, view) in zip(expr.roots, choice) if view}
         variants.append(Blocking(split, views, results))
-    return _best_layout(variants, order)
+    return variants
+
+
+def split_blocked(expr: KernelExpr, input_types: list, loc,
+                  order: tuple[str, ...] = ()) -> Blocking:
+    """The variant of :func:`blocked_variants` for ``order`` (an explicit dataflow order: the
+    dense results' layout agrees with it), or the one whose best order ranks best."""
+    return choose_layout(blocked_variants(expr, input_types, loc), order)
 
 
 def _collect_splits(expr: KernelExpr, input_types: list, loc) -> dict[str, Split]:
@@ -274,21 +280,23 @@ def _rebuild(expr: KernelExpr, uses: dict[int, Use], splits: dict[str, Split]) -
         if id(node) in memo:
             return memo[id(node)]
         if isinstance(node, Op):
-            new = Op(node.kind, tuple(rebuild(a) for a in node.args), node.fill)
+            new = replace(node, args=tuple(rebuild(a) for a in node.args))
         elif isinstance(node, Reduce):
-            new = Reduce(node.rid, node.kind, _split_vars(node.vars, splits), rebuild(node.body),
-                         node.init, tuple(sorted(_split_vars(node.free, splits), key=_var_rank)))
+            new = replace(node, vars=_split_vars(node.vars, splits), body=rebuild(node.body),
+                          free=tuple(sorted(_split_vars(node.free, splits), key=_var_rank)))
         else:
             return node
         memo[id(node)] = new
         return new
 
-    roots = [Root(rebuild(r.expr), r.out_vars, r.result_type, r.index) for r in expr.roots]
+    roots = [replace(r, expr=rebuild(r.expr)) for r in expr.roots]
     return KernelExpr(roots, [uses[u.uid] for u in expr.uses], expr.sizes, expr.loc)
 
 
-def _best_layout(variants: list[Blocking], order: tuple[str, ...]) -> Blocking:
-    """The variant an explicit ``order`` is legal for, or whose best order ranks best."""
+def choose_layout(variants: list[Blocking], order: tuple[str, ...] = ()) -> Blocking:
+    """The variant an explicit ``order`` is legal for (the first one if none is: results laid
+    out differently constrain the order differently, so at most one is), or without an order
+    the one whose best order ranks best."""
     if len(variants) == 1:
         return variants[0]
     if order:

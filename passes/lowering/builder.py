@@ -1,84 +1,123 @@
-"""Emits ``sam`` ops into a ``sam.graph`` body, one method per primitive.
+"""Plans the ``sam`` ops of one graph (:class:`PlanBuilder`), then emits them (:func:`emit_ops`).
 
-Every stream is an SSA value; a value with several uses is a broadcast. Ops are hash-consed:
-asking for an op identical to one built before (same name, operands and attributes) returns
-the existing one, so each stream is built once and shared by every consumer (a fused
-intermediate used twice, the two scans of one tensor level from the same reference, ...).
+Planning builds no IR: each method records a :class:`PlannedOp` (op name, operands, result
+kinds, attributes as Python values, the location of the linalg op it came from) and returns
+:class:`Stream` handles to its results. A stream with several consumers is a broadcast.
+Planned ops are hash-consed: asking for an op identical to one planned before (same name,
+operands and attributes) returns the existing one, so each stream is planned once and shared
+by every consumer (a fused intermediate used twice, the two scans of one tensor level from
+the same reference, ...). Emission creates the planned ops in order, one MLIR op each, named
+by :mod:`fuseflow.dialects.naming`.
 """
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
 from fuseflow import mlir
+from fuseflow.dialects.naming import stable_names
+
+STREAM_TYPES = {"ref": "!sam.ref", "crd": "!sam.crd", "repsig": "!sam.repsig",
+                "val": "!sam.val<f32, array<i64>>"}
+"""Stream kind -> its ``sam`` type."""
 
 
-class GraphBuilder:
-    """Builds the body of one ``sam.graph`` at an insertion point, with one location."""
+@dataclass(frozen=True)
+class Stream:
+    """Result ``result`` (of kind ``kind``: 'ref', 'crd', 'repsig', 'val') of planned op
+    ``op`` (its index in the plan)."""
 
-    def __init__(self, block, loc, tensors):
-        self.block = block
-        self.loc = loc
-        self.tensors = tensors                        # block arguments (input tensors)
-        self.ref_t = mlir.Type.parse("!sam.ref")
-        self.crd_t = mlir.Type.parse("!sam.crd")
-        self.sig_t = mlir.Type.parse("!sam.repsig")
-        self.val_t = mlir.Type.parse("!sam.val<f32, array<i64>>")
-        self._built: dict = {}
+    op: int
+    result: int
+    kind: str
 
-    @staticmethod
-    def _key(name, operands, attrs) -> tuple:
-        return (name, tuple(operands), tuple(sorted((k, str(v)) for k, v in attrs.items())))
 
-    def _op(self, name, operands, results, attrs=None, pure=True):
-        """Creates an op, or returns the identical one built before (streams are built once)."""
-        attrs = attrs or {}
-        key = None
-        if pure:
-            key = self._key(name, operands, attrs)
-            if key in self._built:
-                return self._built[key]
-        op = mlir.Operation.create(name, results=results, operands=operands,
-                                   attributes=attrs, loc=self.loc)
-        if key is not None:
-            self._built[key] = op
-        return op
+@dataclass(frozen=True)
+class TensorArg:
+    """Graph operand ``index`` (a tensor read by scanners, locators and arrays)."""
 
-    @staticmethod
-    def _i64(value: int):
-        return mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), value)
+    index: int
+
+
+@dataclass(frozen=True)
+class PlannedOp:
+    """One ``sam`` op of a plan: operands are :class:`Stream` or :class:`TensorArg`, ``attrs``
+    sorted ``(name, value)`` pairs of ints, floats, strings and int tuples."""
+
+    name: str
+    operands: tuple
+    results: tuple[str, ...]
+    attrs: tuple[tuple[str, object], ...] = ()
+    origin: object = field(default=None, compare=False)
+    """Location of the linalg op the op came from (None: the graph's)."""
+
+    def key(self) -> tuple:
+        return (self.name, self.operands, self.attrs)
+
+
+class PlanBuilder:
+    """Records the ops of one ``sam.graph`` body; ``tensor_types`` are the graph operands'."""
+
+    def __init__(self, tensor_types: list, origin=None):
+        self.tensor_types = list(tensor_types)
+        self.ops: list[PlannedOp] = []
+        self.origin = origin
+        self._built: dict[tuple, int] = {}
+
+    @contextlib.contextmanager
+    def at(self, origin):
+        """Ops planned inside come from the op at ``origin`` (None: keep the current one)."""
+        saved = self.origin
+        if origin is not None:
+            self.origin = origin
+        try:
+            yield
+        finally:
+            self.origin = saved
+
+    def _op(self, name: str, operands, results, attrs=None, pure=True) -> tuple[Stream, ...]:
+        """Plans an op, or returns the results of the identical one planned before."""
+        op = PlannedOp(name, tuple(operands), tuple(results),
+                       tuple(sorted((attrs or {}).items())), self.origin)
+        index = self._built.get(op.key()) if pure else None
+        if index is None:
+            index = len(self.ops)
+            self.ops.append(op)
+            if pure:
+                self._built[op.key()] = index
+        return tuple(Stream(index, i, kind) for i, kind in enumerate(results))
 
     def root(self):
-        return self._op("sam.root", [], [self.ref_t]).results[0]
+        return self._op("sam.root", [], ["ref"])[0]
 
     def scan(self, parent, tensor: int, level: int):
         """Level scanner of input ``tensor`` at storage ``level``: returns (crd, ref)."""
-        op = self._op("sam.scan", [parent, self.tensors[tensor]], [self.crd_t, self.ref_t],
-                      {"level": self._i64(level)})
-        return op.results[0], op.results[1]
+        return self._op("sam.scan", [parent, TensorArg(tensor)], ["crd", "ref"],
+                        {"level": level})
 
     def locate(self, parent, crd, tensor: int, level: int):
         """Reference into dense ``level`` of input ``tensor`` for each coordinate of ``crd``
         (``parent`` holds one reference per fiber of ``crd``): random access, no scan. At the
         coordinates of a scan of that same level from ``parent`` it is the scan's reference."""
-        attrs = {"level": self._i64(level)}
-        scan = self._built.get(self._key("sam.scan", [parent, self.tensors[tensor]], attrs))
-        if scan is not None and scan.results[0] == crd:
-            return scan.results[1]
-        op = self._op("sam.locate", [crd, parent, self.tensors[tensor]], [self.ref_t, self.crd_t],
-                      attrs)
-        return op.results[0]
+        scan = self._built.get(("sam.scan", (parent, TensorArg(tensor)), (("level", level),)))
+        if scan is not None and Stream(scan, 0, "crd") == crd:
+            return Stream(scan, 1, "ref")
+        return self._op("sam.locate", [crd, parent, TensorArg(tensor)], ["ref", "crd"],
+                        {"level": level})[0]
 
     def range_scan(self, parent, size: int):
         """Tensor-less dense scanner over ``size`` coordinates: returns (crd, ref)."""
-        op = self._op("sam.scan", [parent], [self.crd_t, self.ref_t],
-                      {"level": self._i64(0), "size": self._i64(size)})
-        return op.results[0], op.results[1]
+        return self._op("sam.scan", [parent], ["crd", "ref"], {"level": 0, "size": size})
 
     def repsig(self, crd):
-        return self._op("sam.repsiggen", [crd], [self.sig_t]).results[0]
+        return self._op("sam.repsiggen", [crd], ["repsig"])[0]
 
     def repeat(self, stream, crd):
         """Repeats ``stream`` (refs or values) once per coordinate of ``crd``."""
-        return self._op("sam.repeat", [stream, self.repsig(crd)], [stream.type]).results[0]
+        return self._op("sam.repeat", [stream, self.repsig(crd)], [stream.kind])[0]
 
     def joiner(self, kind: str, groups: list[tuple[object, list, list]]):
         """``sam.intersect``/``sam.union`` of (crd, refs, vals) groups: (crd, refs, vals)."""
@@ -86,48 +125,75 @@ class GraphBuilder:
         refs = [r for g in groups for r in g[1]]
         vals = [v for g in groups for v in g[2]]
         attrs = {
-            "ref_groups": mlir.DenseI64ArrayAttr.get([len(g[1]) for g in groups]),
-            "operandSegmentSizes": mlir.DenseI32ArrayAttr.get([len(crds), len(refs), len(vals)]),
-            "resultSegmentSizes": mlir.DenseI32ArrayAttr.get([1, len(refs), len(vals)]),
+            "ref_groups": tuple(len(g[1]) for g in groups),
+            "operandSegmentSizes": (len(crds), len(refs), len(vals)),
+            "resultSegmentSizes": (1, len(refs), len(vals)),
         }
         if vals:
-            attrs["val_groups"] = mlir.DenseI64ArrayAttr.get([len(g[2]) for g in groups])
-        op = self._op(f"sam.{kind}", crds + refs + vals,
-                      [self.crd_t] + [self.ref_t] * len(refs) + [self.val_t] * len(vals), attrs)
-        results = list(op.results)
-        return results[0], results[1:1 + len(refs)], results[1 + len(refs):]
+            attrs["val_groups"] = tuple(len(g[2]) for g in groups)
+        results = self._op(f"sam.{kind}", crds + refs + vals,
+                           ["crd"] + ["ref"] * len(refs) + ["val"] * len(vals), attrs)
+        return results[0], list(results[1:1 + len(refs)]), list(results[1 + len(refs):])
 
     def array(self, ref, tensor: int):
-        return self._op("sam.array", [ref, self.tensors[tensor]], [self.val_t]).results[0]
+        return self._op("sam.array", [ref, TensorArg(tensor)], ["val"])[0]
 
     def alu(self, kind: str, lhs, rhs=None, scalar: float | None = None):
-        attrs = {"op": mlir.StringAttr.get(kind)}
+        attrs: dict = {"op": kind}
         if scalar is not None:
-            attrs["scalar"] = mlir.FloatAttr.get(mlir.F32Type.get(), scalar, loc=self.loc)
+            attrs["scalar"] = float(np.float32(scalar))     # the f32 attribute's value
         operands = [lhs] if rhs is None else [lhs, rhs]
-        return self._op("sam.alu", operands, [self.val_t], attrs).results[0]
+        return self._op("sam.alu", operands, ["val"], attrs)[0]
 
     def reduce(self, kind: str, val, outer=None):
         """Reducer of ``val``'s innermost fibers; ``outer``, the coordinates of the level
         above, when that level's fibers can be empty (see ``sim/blocks/reduce.py``)."""
         operands = [val] if outer is None else [val, outer]
-        return self._op("sam.reduce", operands, [self.val_t],
-                        {"kind": mlir.StringAttr.get(kind)}).results[0]
+        return self._op("sam.reduce", operands, ["val"], {"kind": kind})[0]
 
     def spacc(self, crds: list, val):
         """Sparse accumulator over the variable above ``crds`` (outer to inner)."""
-        op = self._op("sam.spacc", list(crds) + [val], [self.crd_t] * len(crds) + [self.val_t],
-                      {"order": self._i64(len(crds))})
-        results = list(op.results)
-        return results[:-1], results[-1]
+        results = self._op("sam.spacc", list(crds) + [val], ["crd"] * len(crds) + ["val"],
+                           {"order": len(crds)})
+        return list(results[:-1]), results[-1]
 
     def crddrop(self, inner, outer):
-        op = self._op("sam.crddrop", [inner, outer], [self.crd_t, self.crd_t])
-        return op.results[0], op.results[1]
+        return self._op("sam.crddrop", [inner, outer], ["crd", "crd"])
 
     def level_write(self, crd, result: int, level: int):
-        self._op("sam.level_write", [crd], [],
-                 {"result": self._i64(result), "level": self._i64(level)}, pure=False)
+        self._op("sam.level_write", [crd], [], {"result": result, "level": level}, pure=False)
 
     def value_write(self, val, result: int):
-        self._op("sam.value_write", [val], [], {"result": self._i64(result)}, pure=False)
+        self._op("sam.value_write", [val], [], {"result": result}, pure=False)
+
+
+def _attribute(name: str, value):
+    if isinstance(value, tuple):
+        if name.endswith("SegmentSizes"):
+            return mlir.DenseI32ArrayAttr.get(list(value))
+        return mlir.DenseI64ArrayAttr.get(list(value))
+    if isinstance(value, str):
+        return mlir.StringAttr.get(value)
+    if isinstance(value, float):
+        return mlir.FloatAttr.get(mlir.F32Type.get(), value)
+    return mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), value)
+
+
+def emit_ops(ops: list[PlannedOp], tensors: list, loc) -> list:
+    """Creates ``ops`` at the current insertion point, ``tensors`` standing for their
+    :class:`TensorArg` operands; each op located ``NameLoc(stable name, origin or loc)``.
+    Returns the created operations."""
+    types = {kind: mlir.Type.parse(text) for kind, text in STREAM_TYPES.items()}
+    values: list[list] = []
+    created = []
+    for op, name in zip(ops, stable_names(o.name for o in ops)):
+        operands = [tensors[v.index] if isinstance(v, TensorArg) else values[v.op][v.result]
+                    for v in op.operands]
+        with loc:
+            attrs = {k: _attribute(k, v) for k, v in op.attrs}
+        made = mlir.Operation.create(
+            op.name, results=[types[k] for k in op.results], operands=operands,
+            attributes=attrs, loc=mlir.Location.name(name, childLoc=op.origin or loc))
+        values.append(list(made.results))
+        created.append(made)
+    return created

@@ -54,11 +54,11 @@ def _rename(expr, mapping: dict):
     if isinstance(expr, Use):
         return replace(expr, vars=tuple(mapping.get(v, v) for v in expr.vars))
     if isinstance(expr, Op):
-        return Op(expr.kind, tuple(_rename(a, mapping) for a in expr.args), expr.fill)
+        return replace(expr, args=tuple(_rename(a, mapping) for a in expr.args))
     if isinstance(expr, Reduce):
         free = tuple(sorted({mapping.get(v, v) for v in expr.free}, key=_var_rank))
-        return Reduce(expr.rid, expr.kind, tuple(mapping.get(v, v) for v in expr.vars),
-                      _rename(expr.body, mapping), expr.init, free)
+        return replace(expr, vars=tuple(mapping.get(v, v) for v in expr.vars),
+                       body=_rename(expr.body, mapping), free=free)
     return expr
 
 
@@ -69,18 +69,18 @@ def unify_copies(kernel: KernelExpr) -> KernelExpr:
 
     def visit(expr):
         if isinstance(expr, Op):
-            return Op(expr.kind, tuple(visit(a) for a in expr.args), expr.fill)
+            return replace(expr, args=tuple(visit(a) for a in expr.args))
         if isinstance(expr, Reduce):
             key = (expr.free, _shape(expr, kernel.sizes, {v: (v,) for v in expr.free}))
             canon = first.get(key)
             if canon is not None:
                 return _rename(expr, dict(zip(_bound(expr, []), _bound(canon, []))))
-            new = Reduce(expr.rid, expr.kind, expr.vars, visit(expr.body), expr.init, expr.free)
+            new = replace(expr, body=visit(expr.body))
             first[key] = new
             return new
         return expr
 
-    roots = [Root(visit(r.expr), r.out_vars, r.result_type, r.index) for r in kernel.roots]
+    roots = [replace(r, expr=visit(r.expr)) for r in kernel.roots]
     uses: list[Use] = []
     for root in roots:
         _collect(root.expr, Use, uses)

@@ -20,7 +20,7 @@ variables of inlined producers continue the numbering in the order they are met.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fuseflow import mlir
 from fuseflow.dialects.types import UnsupportedTypeError, storage_levels
@@ -49,6 +49,8 @@ class Use:
     """(kind, block) of each scanned level when some level is blocked: ``div`` scans the block
     index ``var // block``, ``mod`` the offset ``var % block``; :mod:`.blocking` splits the
     variables and leaves no blocked use behind."""
+    loc: object = field(default=None, compare=False)
+    """Location of the linalg op that reads the input here (the origin of its streams)."""
 
     def __str__(self):
         if self.blocks:
@@ -76,6 +78,8 @@ class Op:
     kind: str
     args: tuple
     fill: float | None = None
+    loc: object = field(default=None, compare=False)
+    """Location of the linalg op whose body computes this node."""
 
     def __str__(self):
         extra = f", fill={self.fill}" if self.fill is not None else ""
@@ -92,6 +96,7 @@ class Reduce:
     body: object
     init: float | None               # accumulator initial value (None: the kind's identity)
     free: tuple[str, ...]            # variables of the body not bound here, sorted by name
+    loc: object = None               # location of the linalg op that reduces
 
     def __str__(self):
         init = f"{self.init} + " if self.init is not None else ""
@@ -110,6 +115,8 @@ class Root:
     out_vars: tuple[str, ...]        # variable of each output storage level
     result_type: object
     index: int
+    loc: object = field(default=None, compare=False)
+    """Location of the linalg op that computes the result."""
 
     def __str__(self):
         return f"out{self.index}[{','.join(self.out_vars)}] = {self.expr}"
@@ -147,16 +154,15 @@ class KernelExpr:
             if id(expr) in memo:
                 return memo[id(expr)]
             if isinstance(expr, Op):
-                new = Op(expr.kind, tuple(rebuild(a) for a in expr.args), expr.fill)
+                new = replace(expr, args=tuple(rebuild(a) for a in expr.args))
             elif isinstance(expr, Reduce):
-                new = Reduce(expr.rid, expr.kind, expr.vars, rebuild(expr.body), expr.init,
-                             expr.free)
+                new = replace(expr, body=rebuild(expr.body))
             else:
                 return expr
             memo[id(expr)] = new
             return new
 
-        roots = [Root(rebuild(r.expr), r.out_vars, r.result_type, r.index) for r in self.roots]
+        roots = [replace(r, expr=rebuild(r.expr)) for r in self.roots]
         uses = [replacement.get(u.uid, u) for u in self.uses]
         return KernelExpr(roots, uses, dict(self.sizes), self.loc)
 
@@ -335,7 +341,7 @@ class _Extractor:
             [lv.dim for lv in levels] == list(range(len(levels)))
         blocked = tuple(blocks) if any(kind != "id" for kind, _ in blocks) else ()
         use = Use(len(self.uses), self.arg_index[value], tuple(scanned), tuple(names), dense,
-                  blocked)
+                  blocked, loc)
         self.uses.append(use)
         return use
 
@@ -425,7 +431,7 @@ class _Extractor:
             if body_op is None:
                 raise LoweringError(loc, "linalg.generic body reads a value defined outside it "
                                          "that is not a constant")
-            memo[value] = _body_expr(body_op, expr_of)
+            memo[value] = _body_expr(body_op, expr_of, loc)
             return memo[value]
 
         expr = expr_of(list(terminator.operands)[result])
@@ -451,14 +457,14 @@ class _Extractor:
         if not bound:
             if init is None:
                 return body
-            return Op("add" if kind == "sum" else "max", (Const(init), body))
+            return Op("add" if kind == "sum" else "max", (Const(init), body), loc=loc)
         free = tuple(sorted(used - set(bound), key=_var_rank))
         self.next_rid += 1
-        return Reduce(self.next_rid - 1, kind, tuple(bound), body, init, free)
+        return Reduce(self.next_rid - 1, kind, tuple(bound), body, init, free, loc)
 
 
-def _body_expr(body_op, expr_of):
-    """The expression of one op of a generic body."""
+def _body_expr(body_op, expr_of, loc):
+    """The expression of one op of a generic body (``loc``: the generic's location)."""
     name = body_op.name
     operands = list(body_op.operands)
     if name != "arith.select":
@@ -471,16 +477,16 @@ def _body_expr(body_op, expr_of):
                                                       "supported (only arith.select reads one)")
             return expr
     if name in ARITH_BINARY:
-        return Op(ARITH_BINARY[name], (expr_of(operands[0]), expr_of(operands[1])))
+        return Op(ARITH_BINARY[name], (expr_of(operands[0]), expr_of(operands[1])), loc=loc)
     if name in UNARY_OPS:
-        return Op(UNARY_OPS[name], (expr_of(operands[0]),))
+        return Op(UNARY_OPS[name], (expr_of(operands[0]),), loc=loc)
     if name in IDENTITY_OPS:
         return expr_of(operands[0])
     if name == "arith.cmpf":
         return _Cmp(_predicate(body_op.attributes["predicate"]), expr_of(operands[0]),
                     expr_of(operands[1]))
     if name == "arith.select":
-        return _select(body_op, *[expr_of(v) for v in operands])
+        return _select(body_op, loc, *[expr_of(v) for v in operands])
     raise LoweringError(body_op.location, f"unsupported op '{name}' in linalg.generic body")
 
 
@@ -518,7 +524,7 @@ def extract_kernel(results: list, arg_index: dict, loc) -> KernelExpr:
             raise LoweringError(producer.location, "a kernel result that is a comparison (i1) is "
                                 "not supported; fuse it into the select that reads it")
         out_vars = _output_vars(result_type, dims, producer.location)
-        roots.append(Root(expr, out_vars, result_type, index))
+        roots.append(Root(expr, out_vars, result_type, index, producer.location))
     return KernelExpr(roots, ex.uses, dict(sorted(ex.sizes.items(), key=lambda kv: _var_rank(kv[0]))), loc)
 
 
@@ -568,19 +574,19 @@ def _predicate(attr) -> int:
     return int(mlir.IntegerAttr(attr).value)
 
 
-def _select(op, cond, a, b):
+def _select(op, loc, cond, a, b):
     """``select(x > c, x, c)`` is max(x, c); ``select(m == 0, c, x)`` is mask_fill(m, x, c)."""
     if isinstance(cond, _Cmp):
         if cond.lhs == a and cond.rhs == b:
             if cond.predicate in _GREATER:
-                return Op("max", (a, b))
+                return Op("max", (a, b), loc=loc)
             if cond.predicate in _LESS:
-                return Op("min", (a, b))
+                return Op("min", (a, b), loc=loc)
         zero_rhs = isinstance(cond.rhs, Const) and cond.rhs.value == 0.0
         if zero_rhs and cond.predicate in _EQUAL and isinstance(a, Const):
-            return Op("mask_fill", (cond.lhs, b), fill=a.value)
+            return Op("mask_fill", (cond.lhs, b), fill=a.value, loc=loc)
         if zero_rhs and cond.predicate in _NOT_EQUAL and isinstance(b, Const):
-            return Op("mask_fill", (cond.lhs, a), fill=b.value)
+            return Op("mask_fill", (cond.lhs, a), fill=b.value, loc=loc)
     raise LoweringError(op.location, "unsupported 'arith.select' in linalg.generic body "
                                      "(recognized: max/min and masked fill patterns)")
 

@@ -12,8 +12,8 @@ from fuseflow.errors import ArgumentError
 from fuseflow.frontend import FrontendError, declare_formats, import_model, tag_groups
 from fuseflow.grouping import assign_kernels
 from fuseflow.passes.base import ChoiceEnum
-from fuseflow.passes.lower_to_sam import LowerToSamPass
 from fuseflow.passes.partition import PartitionMode
+from fuseflow.passes.schedule import SchedulePass
 from fuseflow.pipeline import Pipeline
 from fuseflow.runtime import ModuleRun, run_module
 from fuseflow.sim.arch import Arch
@@ -100,13 +100,14 @@ class Schedule:
             mode = PartitionMode.GROUPS
         else:
             mode = PartitionMode.parse(self.fusion, "Schedule.fusion")
+        schedule = SchedulePass(order=tuple(self.order)).pipeline_text()
         return f"builtin.module(fuseflow-normalize,fuseflow-partition{{mode={mode.value}}}," \
-               "fuseflow-hoist-views,fuseflow-verify-kernels)"
+               f"fuseflow-hoist-views,fuseflow-verify-kernels,{schedule}," \
+               "fuseflow-verify-schedule)"
 
     def dataflow_pipeline(self) -> str:
-        """The pipeline from fuse.kernel regions to sam.graph dataflow graphs."""
-        lower = LowerToSamPass(order=tuple(self.order)).pipeline_text()
-        return f"builtin.module({lower},sam-verify)"
+        """The pipeline from scheduled fuse.kernel regions to sam.graph dataflow graphs."""
+        return "builtin.module(fuseflow-kernels-to-dataflow)"
 
 
 @dataclass

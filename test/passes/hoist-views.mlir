@@ -1,5 +1,5 @@
 // RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=groups},fuseflow-hoist-views,fuseflow-verify-kernels)' | filecheck %s
-// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=groups},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify)' | filecheck %s --check-prefix=SAM
+// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=groups},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-schedule,fuseflow-lower-to-sam,sam-verify)' | filecheck %s --check-prefix=SAM
 
 // Tests that a head split (slice, expand_shape, transpose) of a dense input leaves the kernel
 // and runs on the host: the kernel reads the viewed tensor directly; the kernel that only
@@ -46,7 +46,7 @@ func.func @head_split(%qkv: tensor<8x12xf32>, %w: tensor<2x8x3xf32>) -> tensor<2
 // SAM-LABEL: func.func @sparse_transpose_stays
 // SAM-NOT: linalg.transpose
 // SAM: "sam.spacc"
-// SAM: fuseflow.einsum = "out0[d0] = sum_{d1}(mul(T0[d1,d0], T1[d1]))", fuseflow.order = ["d1", "d0"]
+// SAM: fuseflow.einsum = "out0[d0] = sum_{d1}(mul(T0[d1,d0], T1[d1]))", fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d1", "d0"]
 func.func @sparse_transpose_stays(%a: tensor<4x6xf32, #CSR>, %x: tensor<4xf32>) -> tensor<6xf32> {
   %zero = arith.constant 0.0 : f32
   %init = tensor.empty() : tensor<6x4xf32>

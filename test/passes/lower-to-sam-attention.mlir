@@ -1,4 +1,4 @@
-// RUN: fuseflow-opt %s --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify)' | filecheck %s
+// RUN: fuseflow-opt %s --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-schedule,fuseflow-lower-to-sam,sam-verify)' | filecheck %s
 
 // Tests that masked attention, SDDMM -> softmax -> SpMM, fuses into one graph. The IR is what
 // torch-mlir imports for
@@ -40,7 +40,7 @@
 // CHECK-SAME: max_{d4}(mask_fill(T1[d0,d4], sum_{d5}(mul(T0[d0,d5], T3[d5,d4])), fill=-inf)))),
 // CHECK-SAME: sum_{d6}(exp(sub(
 // CHECK-SAME: T2[d2,d1]))"
-// CHECK-SAME: fuseflow.order = ["d0", {{.*}}, "d2", "d1"]
+// CHECK-SAME: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", {{.*}}, "d2", "d1"]
 // CHECK-NOT: "sam.graph"
 // CHECK-NOT: "fuse.kernel"
 func.func @masked_attention(%q: tensor<4x3xf32>, %k: tensor<4x3xf32>, %v: tensor<4x3xf32>, %mask: tensor<4x4xf32, #CSR>) -> tensor<4x3xf32> {

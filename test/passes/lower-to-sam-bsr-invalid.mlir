@@ -1,4 +1,4 @@
-// RUN: fuseflow-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-lower-to-sam)'
+// RUN: fuseflow-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-schedule,fuseflow-lower-to-sam)'
 
 // Tests that a compressed level over a dimension a BSR operand splits is reported, naming the
 // operand, its level and the dimension (a compressed level cannot be split into blocks).

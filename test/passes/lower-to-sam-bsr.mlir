@@ -1,4 +1,4 @@
-// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-lower-to-sam)' | filecheck %s
+// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-schedule,fuseflow-lower-to-sam)' | filecheck %s
 
 // Tests that BSR x dense (SpMM) splits i and k into block and offset variables: the BSR
 // operand is scanned at its four levels (block row, block column, in-block row, in-block
@@ -35,7 +35,7 @@ func.func @spmm(%A: tensor<4x6xf32, #BSR>, %B: tensor<6x3xf32>) -> tensor<4x3xf3
 // CHECK: "sam.alu"(%{{.*}}, %{{.*}}) {op = "mul"}
 // CHECK: "sam.level_write"(%[[IB]]#0) {level = 0 : i64, result = 0 : i64}
 // CHECK: fuseflow.einsum = "out0[d0,d3,d1] = sum_{d2,d4}(mul(T0[d0,d2,d3,d4], T1[d2,d4,d1]))"
-// CHECK-SAME: fuseflow.order = ["d0", "d2", "d3", "d4", "d1"]
+// CHECK-SAME: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d2", "d3", "d4", "d1"]
 // CHECK-SAME: -> tensor<2x2x3xf32>
 // CHECK-NEXT: %[[C:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1], [2]] : tensor<2x2x3xf32> into tensor<4x3xf32>
 // CHECK-NEXT: return %[[C]] : tensor<4x3xf32>
@@ -62,7 +62,7 @@ func.func @add_dense(%A: tensor<4x6xf32, #BSR>, %D: tensor<4x6xf32>) -> tensor<4
 // CHECK: %[[DT:.*]] = linalg.transpose ins(%[[DX]] : tensor<2x2x3x2xf32>) outs(%{{.*}} : tensor<2x3x2x2xf32>) permutation = [0, 2, 1, 3]
 // CHECK: %[[G:.*]] = "sam.graph"(%{{.*}}, %[[DT]])
 // CHECK: "sam.union"
-// CHECK: fuseflow.order = ["d0", "d1", "d2", "d3"]
+// CHECK: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d1", "d2", "d3"]
 // CHECK-SAME: -> tensor<2x3x2x2xf32>
 // CHECK: %[[GT:.*]] = linalg.transpose ins(%[[G]] : tensor<2x3x2x2xf32>) outs(%{{.*}} : tensor<2x2x3x2xf32>) permutation = [0, 2, 1, 3]
 // CHECK-NEXT: %[[C:.*]] = tensor.collapse_shape %[[GT]] {{\[}}[0, 1], [2, 3]] : tensor<2x2x3x2xf32> into tensor<4x6xf32>

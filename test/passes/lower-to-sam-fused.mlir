@@ -1,4 +1,4 @@
-// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-lower-to-sam,sam-verify)' | filecheck %s
+// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-schedule,fuseflow-lower-to-sam,sam-verify)' | filecheck %s
 
 // Tests that SpMM -> bias -> ReLU fuses into one graph: the product is inlined as a reduction
 // of the fused index notation, the sparse accumulator's result travels as a value stream
@@ -42,5 +42,5 @@ func.func @spmm_bias_relu(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32>, %b: te
 // CHECK: %[[SUM:.*]] = "sam.alu"(%[[U]]#2, %[[BIAS]]) {op = "add"}
 // CHECK: "sam.alu"(%[[SUM]]) {op = "relu"}
 // CHECK: fuseflow.einsum = "out0[d0,d1] = max(add(sum_{d2}(mul(T0[d0,d2], T1[d2,d1])), T2[d1]), 0.0)"
-// CHECK-SAME: fuseflow.order = ["d0", "d2", "d1"]
+// CHECK-SAME: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d2", "d1"]
 // CHECK-NOT: "fuse.kernel"

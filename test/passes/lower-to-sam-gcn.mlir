@@ -1,5 +1,5 @@
-// RUN: fuseflow-opt %s --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=groups},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify)' | filecheck %s --check-prefix=PARTIAL
-// RUN: fuseflow-opt %s --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify)' | filecheck %s --check-prefix=FULL
+// RUN: fuseflow-opt %s --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=groups},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-schedule,fuseflow-lower-to-sam,sam-verify)' | filecheck %s --check-prefix=PARTIAL
+// RUN: fuseflow-opt %s --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-schedule,fuseflow-lower-to-sam,sam-verify)' | filecheck %s --check-prefix=FULL
 
 // Tests the two-layer GCN softmax(A @ (relu(A @ (X @ W1) + b1) @ W2) + b2) with a CSR adjacency
 // A, in partial fusion (one graph per layer, from the ops' 'fuseflow.group' attributes) and in
@@ -44,7 +44,7 @@
 // FULL: "sam.reduce"(%{{.*}}) {kind = "sum"}
 // FULL: fuseflow.einsum = "out0[d0,d1] = div(exp(sub(add(sum_{d2}(mul(T2[d0,d2],
 // FULL-SAME: sum_{d3}(mul(max(add(sum_{d4}(mul(T2[d2,d4], sum_{d5}(mul(T0[d4,d5], T1[d5,d3])))), T3[d3]), 0.0), T4[d3,d1])))), T5[d1]),
-// FULL-SAME: fuseflow.order = ["d0",
+// FULL-SAME: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0",
 // FULL-NOT: "sam.graph"
 // FULL-NOT: "fuse.kernel"
 #map = affine_map<(d0, d1) -> (d0, d1)>

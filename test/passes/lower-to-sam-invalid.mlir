@@ -1,4 +1,4 @@
-// RUN: fuseflow-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-lower-to-sam)'
+// RUN: fuseflow-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-schedule,fuseflow-lower-to-sam)'
 
 // Tests that an op the lowering does not know is reported at its location, naming it.
 #id = affine_map<(d0) -> (d0)>

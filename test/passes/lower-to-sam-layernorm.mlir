@@ -1,4 +1,4 @@
-// RUN: fuseflow-opt %s --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify)' | filecheck %s
+// RUN: fuseflow-opt %s --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-schedule,fuseflow-lower-to-sam,sam-verify)' | filecheck %s
 
 // Tests that a layernorm fuses into one graph. The IR is what torch-mlir imports for
 // torch.nn.LayerNorm(8) on a 4x8 input (only the value names and the function name are
@@ -41,7 +41,7 @@
 // The three copies of the row sum share their loop variable d2 (fuseflow's copy unification):
 // CHECK-SAME: rsqrt(add(div(sum_{d3}(mul(sub(T0[d0,d3], div(sum_{d2}(T0[d0,d2]), 8.0)), sub(T0[d0,d3], div(sum_{d2}(T0[d0,d2]), 8.0)))), 8.0), 1e-05))),
 // CHECK-SAME: T1[d1]), T2[d1])"
-// CHECK-SAME: fuseflow.order = ["d0", "d2", "d3", "d1"]
+// CHECK-SAME: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d2", "d3", "d1"]
 // CHECK-NOT: "sam.graph"
 // CHECK-NOT: "fuse.kernel"
 func.func @layernorm(%x: tensor<4x8xf32>, %weight: tensor<8xf32>, %bias: tensor<8xf32>) -> tensor<4x8xf32> {

@@ -1,4 +1,4 @@
-// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-lower-to-sam)' | filecheck %s
+// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-partition,fuseflow-schedule,fuseflow-lower-to-sam)' | filecheck %s
 
 // Tests that CSR SpMV lowers to the SAM graph of the worked example: scan i, repeat the
 // vector per row, scan A's row and locate its coordinates in the dense vector (no scan of the
@@ -36,7 +36,7 @@ func.func @spmv(%A: tensor<3x4xf32, #CSR>, %x: tensor<4xf32>) -> tensor<3xf32> {
 // CHECK-NEXT: "sam.level_write"(%[[I]]#0) {level = 0 : i64, result = 0 : i64}
 // CHECK-NEXT: "sam.value_write"(%[[SUM]]) {result = 0 : i64}
 // CHECK-NEXT: gpu.yield
-// CHECK: fuseflow.order = ["d0", "d1"]
+// CHECK: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d1"]
 // CHECK-NOT: linalg.generic
 
 // -----
@@ -90,7 +90,7 @@ func.func @spmm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32>) -> tensor<4x3xf3
 // CHECK-SAME: {order = 1 : i64}
 // CHECK: "sam.level_write"(%[[ACC]]#0) {level = 1 : i64, result = 0 : i64}
 // CHECK: "sam.value_write"(%[[ACC]]#1)
-// CHECK: fuseflow.order = ["d0", "d2", "d1"]
+// CHECK: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d2", "d1"]
 
 // -----
 
@@ -115,7 +115,7 @@ func.func @spmm_csc(%A: tensor<4x5xf32, #CSC>, %B: tensor<5x3xf32>) -> tensor<4x
 }
 // CHECK: "sam.spacc"
 // CHECK-SAME: {order = 2 : i64}
-// CHECK: fuseflow.order = ["d2", "d0", "d1"]
+// CHECK: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d2", "d0", "d1"]
 
 // -----
 

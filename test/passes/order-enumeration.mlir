@@ -1,7 +1,7 @@
-// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition,fuseflow-lower-to-sam{order=d0,d2,d1},sam-verify)' | filecheck %s --check-prefix=ROW
-// RUN: fuseflow-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition,fuseflow-lower-to-sam{order=d0,d1,d2},sam-verify)' | filecheck %s --check-prefix=INNER
+// RUN: fuseflow-opt %s --split-input-file --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition,fuseflow-schedule{order=d0,d2,d1},fuseflow-lower-to-sam,sam-verify)' | filecheck %s --check-prefix=ROW
+// RUN: fuseflow-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(fuseflow-normalize,fuseflow-partition,fuseflow-schedule{order=d0,d1,d2},fuseflow-lower-to-sam,sam-verify)' | filecheck %s --check-prefix=INNER
 
-// The order option on out[d0,d1] = sum_{d2} A[d0,d2] * B[d2,d1]. ROW runs the row-wise
+// The schedule's order on out[d0,d1] = sum_{d2} A[d0,d2] * B[d2,d1]. ROW runs the row-wise
 // (Gustavson) order d0,d2,d1, legal for every case here; INNER asks for the inner-product order
 // d0,d1,d2, which needs B's levels in the order d1, d2: legal when B is dense (it is read through
 // a transpose), an error listing the enumerated legal orders when B is compressed.
@@ -15,7 +15,7 @@
 // ROW: "sam.graph"(%arg0, %arg1)
 // ROW: %[[ACC:.*]]:2 = "sam.spacc"(%{{.*}}, %{{.*}}) {order = 1 : i64}
 // ROW: "sam.level_write"(%[[ACC]]#0) {level = 1 : i64, result = 0 : i64}
-// ROW: fuseflow.einsum = "out0[d0,d1] = sum_{d2}(mul(T0[d0,d2], T1[d2,d1]))", fuseflow.order = ["d0", "d2", "d1"]
+// ROW: fuseflow.einsum = "out0[d0,d1] = sum_{d2}(mul(T0[d0,d2], T1[d2,d1]))", fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d2", "d1"]
 // INNER-NOT: func.func @spgemm
 func.func @spgemm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32, #CSR>) -> tensor<4x3xf32, #CSR> {
   %e = tensor.empty() : tensor<4x3xf32, #CSR>
@@ -35,7 +35,7 @@ func.func @spgemm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32, #CSR>) -> tenso
 // ROW-NOT: linalg.transpose
 // ROW: "sam.graph"(%arg0, %arg1)
 // ROW: "sam.spacc"
-// ROW: fuseflow.order = ["d0", "d2", "d1"]
+// ROW: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d2", "d1"]
 // INNER-LABEL: func.func @spmm
 // INNER: %[[BT:.*]] = linalg.transpose ins(%arg1 : tensor<5x3xf32>) outs(%{{.*}} : tensor<3x5xf32>) permutation = [1, 0]
 // INNER: "sam.graph"(%arg0, %[[BT]])
@@ -45,7 +45,7 @@ func.func @spgemm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32, #CSR>) -> tenso
 // INNER-NOT: "sam.intersect"
 // INNER-NOT: "sam.spacc"
 // INNER: "sam.reduce"(%{{.*}}) {kind = "sum"}
-// INNER: fuseflow.einsum = "out0[d0,d1] = sum_{d2}(mul(T0[d0,d2], T1[d1,d2]))", fuseflow.order = ["d0", "d1", "d2"]
+// INNER: fuseflow.einsum = "out0[d0,d1] = sum_{d2}(mul(T0[d0,d2], T1[d1,d2]))", fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d1", "d2"]
 func.func @spmm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32>) -> tensor<4x3xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x3xf32>
@@ -61,7 +61,7 @@ func.func @spmm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32>) -> tensor<4x3xf3
 #CSR = #sparse_tensor.encoding<{map = (d0, d1) -> (d0 : dense, d1 : compressed)}>
 // ROW-LABEL: func.func @dense_times_csr
 // ROW: "sam.graph"(%arg0, %arg1)
-// ROW: fuseflow.order = ["d0", "d2", "d1"]
+// ROW: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", "d2", "d1"]
 // INNER-NOT: func.func @dense_times_csr
 func.func @dense_times_csr(%A: tensor<4x5xf32>, %B: tensor<5x3xf32, #CSR>) -> tensor<4x3xf32> {
   %zero = arith.constant 0.0 : f32

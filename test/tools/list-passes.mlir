@@ -8,11 +8,18 @@
 // CHECK: --fuseflow-hoist-views {{.*}} - Moves slices, reshapes and transposes of dense kernel inputs
 // CHECK: --fuseflow-partition {{.*}} - Groups linalg ops into fuse.kernel regions
 // CHECK-NEXT: mode=<{{.*}}unfused{{.*}}> (default: unfused)
+// CHECK: --fuseflow-schedule {{.*}} - Sets the fuseflow.schedule of every fuse.kernel
+// CHECK-NEXT: kernel=<str> (default: )
+// CHECK-NEXT: order=<str,...> (default: none)
+// CHECK-NEXT: parallel=<str,...> (default: none)
+// CHECK-NEXT: block=<int,...> (default: none)
 // CHECK: --fuseflow-verify-kernels {{.*}} - Checks that every linalg op is inside a fuse.kernel
+// CHECK: --fuseflow-verify-schedule {{.*}} - Checks that every fuse.kernel has a legal fuseflow.schedule
 // CHECK: --sam-verify {{.*}} - Checks that only dataflow graphs are left
 // CHECK-LABEL: Named pipelines:
-// CHECK: --fuseflow-to-dataflow {{.*}} - fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-lower-to-sam,sam-verify
-// CHECK: --fuseflow-to-kernels {{.*}} - fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,fuseflow-verify-kernels
+// CHECK: --fuseflow-kernels-to-dataflow{{ *}} - fuseflow-verify-schedule,fuseflow-lower-to-sam,sam-verify
+// CHECK: --fuseflow-to-dataflow {{.*}} - fuseflow-to-kernels,fuseflow-kernels-to-dataflow
+// CHECK: --fuseflow-to-kernels {{.*}} - fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-schedule,fuseflow-verify-schedule
 // HELP: usage: fuseflow-opt
 // HELP: --pass-pipeline PIPELINE
 // HELP: --split-input-file MARKER

@@ -1,0 +1,282 @@
+"""Planning a kernel's lowering: fused expression + dataflow order -> graph plan, no IR built.
+
+:meth:`KernelAnalysis.of` reads one ``fuse.kernel`` once: its fused index notation (copies of
+an intermediate unified, blocked dimensions split), where its errors are reported, its
+operand and result types. :func:`plan_kernel` lowers it under one order into a
+:class:`KernelPlan`: the host views placed before the graph (``tensor.expand_shape`` of
+operands read over split dimensions, ``linalg.transpose`` of dense operands visited out of
+storage order), the ``sam`` ops of the graph (:class:`~.builder.PlannedOp`) and the host ops
+that turn the graph's results back into the kernel's result types. Nothing is built, so
+nothing is erased: an order the lowering cannot realize is a :class:`LoweringError`, and
+:func:`legal_orders` is the orders, best first, that plan. ``emit_kernel`` in
+:mod:`fuseflow.passes.lower_to_sam` turns a plan into IR.
+
+Plans are cached per order in the analysis (an analysis is reused for one kernel's questions:
+its legal orders, then the plan of the chosen one).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from fuseflow import mlir
+from fuseflow.passes.ir_utils import is_trivial_producer, op_of
+from fuseflow.passes.lowering.blocking import Blocking, ResultView, blocked_variants, choose_layout
+from fuseflow.passes.lowering.builder import PlanBuilder, PlannedOp
+from fuseflow.passes.lowering.copies import unify_copies
+from fuseflow.passes.lowering.einsum import KernelExpr, LoweringError, extract_kernel
+from fuseflow.passes.lowering.lower import KernelLowering
+from fuseflow.passes.lowering.order import dense_permutations, ranked_orders, violation
+
+ORDER_ATTEMPTS = 64
+"""Orders tried, best first, for a kernel's default order (and the legal orders an error
+lists) before a kernel is reported as not lowerable."""
+
+LISTED_ORDERS = 20
+"""At most this many legal orders are listed in an error message."""
+
+
+@dataclass(frozen=True)
+class HostView:
+    """A host op computing a graph operand before the graph from ``source`` (a kernel operand
+    index, or another view): ``expand`` (``tensor.expand_shape`` by ``reassociation``) or
+    ``transpose`` (``linalg.transpose`` by ``permutation``)."""
+
+    kind: str
+    source: object
+    result_type: object
+    reassociation: tuple[tuple[int, ...], ...] = ()
+    permutation: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """One kernel's lowering under one order, as data."""
+
+    name: str
+    order: tuple[str, ...]
+    einsum: str
+    """The fused expression the graph computes, over its operands (``fuseflow.einsum``)."""
+    inputs: tuple
+    """Each graph operand: a kernel operand index or a :class:`HostView`."""
+    views: tuple[HostView, ...]
+    """The host views, in the order they are created before the graph."""
+    result_types: tuple
+    """The graph's result types."""
+    result_views: dict[int, ResultView]
+    """Results written over split dimensions: turned back into the kernel's types after it."""
+    ops: tuple[PlannedOp, ...]
+
+    @property
+    def size(self) -> int:
+        """The number of planned ``sam`` ops: an estimate of the graph's size."""
+        return len(self.ops)
+
+
+@dataclass
+class KernelAnalysis:
+    """What planning needs from one ``fuse.kernel``, read once (see the module doc)."""
+
+    name: str
+    loc: object
+    """Where the kernel's lowering errors are reported: its last compute op."""
+    variants: list[Blocking]
+    """The split expression, once per layout of results over split (blocked) dimensions."""
+    best: Blocking
+    """The variant whose best order ranks best (the default's)."""
+    input_types: list
+    result_types: list
+    _attempts: dict = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, kernel) -> KernelAnalysis:
+        """Reads ``kernel`` (a ``fuse.kernel`` op); a LoweringError if it cannot be lowered."""
+        kernel = op_of(kernel)
+        body = kernel.regions[0].blocks[0]
+        terminator = op_of(list(body.operations)[-1])
+        arg_index = {arg: i for i, arg in enumerate(body.arguments)}
+        expr = unify_copies(extract_kernel(list(terminator.operands), arg_index,
+                                           kernel.location))
+        loc = _first_compute_location(kernel)
+        input_types = [v.type for v in kernel.operands]
+        variants = blocked_variants(expr, input_types, loc)
+        name = mlir.StringAttr(kernel.attributes["name"]).value \
+            if "name" in kernel.attributes else "graph"
+        return cls(name, loc, variants, choose_layout(variants), input_types,
+                   [r.type for r in kernel.results])
+
+    @property
+    def expr(self) -> KernelExpr:
+        """The fused expression (blocked dimensions split) of the default layout."""
+        return self.best.expr
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The kernel's index variables (after blocked dimensions are split)."""
+        return self.best.expr.all_vars()
+
+    def blocking_for(self, order: tuple[str, ...]) -> Blocking:
+        """The layout variant ``order`` is legal for (the default one if none)."""
+        legal = [v for v in self.variants if violation(v.expr, order) is None]
+        return legal[0] if legal else self.best
+
+    def candidates(self) -> Iterator[tuple[str, ...]]:
+        """Orders that respect every level order, best first: the default layout's, then the
+        other layouts'."""
+        seen: set[tuple[str, ...]] = set()
+        others = (ranked_orders(v.expr) for v in self.variants if v is not self.best)
+        for order in itertools.chain(ranked_orders(self.best.expr), *others):
+            if order not in seen:
+                seen.add(order)
+                yield order
+
+    def attempt(self, order: tuple[str, ...]) -> KernelPlan | LoweringError:
+        """The plan of ``order``, or the LoweringError saying why it has none (cached)."""
+        order = tuple(order)
+        if order not in self._attempts:
+            try:
+                self._attempts[order] = _plan(self, order)
+            except LoweringError as err:
+                self._attempts[order] = err
+        return self._attempts[order]
+
+
+def legal_orders(analysis: KernelAnalysis, limit: int | None = None,
+                 attempts: int | None = None) -> Iterator[tuple[str, ...]]:
+    """The orders the kernel can be lowered in, best first (the ranking of
+    :mod:`fuseflow.passes.lowering.order`): at most ``limit`` of them, looking at most at the
+    ``attempts`` best orders that respect every tensor's level order (None: no bound)."""
+    found = 0
+    for order in itertools.islice(analysis.candidates(), attempts):
+        if limit is not None and found >= limit:
+            return
+        if isinstance(analysis.attempt(order), KernelPlan):
+            found += 1
+            yield order
+
+
+def legal_orders_text(analysis: KernelAnalysis) -> str:
+    """``'legal orders: d0,d2,d1; d2,d0,d1'`` (at most :data:`LISTED_ORDERS`), or '' if none
+    is found among the :data:`ORDER_ATTEMPTS` best."""
+    orders = list(legal_orders(analysis, LISTED_ORDERS, ORDER_ATTEMPTS))
+    return "legal orders: " + "; ".join(",".join(o) for o in orders) if orders else ""
+
+
+def plan_kernel(analysis: KernelAnalysis, order) -> KernelPlan:
+    """The plan of the kernel under ``order``; a LoweringError located at the kernel, listing
+    the legal orders, if the kernel cannot be lowered in that order."""
+    order = tuple(order)
+    why = violation(analysis.blocking_for(order).expr, order)
+    if why is not None:
+        legal = legal_orders_text(analysis) or "no legal order found"
+        raise LoweringError(analysis.loc, f"{why}; {legal}")
+    plan = analysis.attempt(order)
+    if isinstance(plan, LoweringError):
+        legal = legal_orders_text(analysis)
+        if not legal:
+            raise plan
+        raise LoweringError(plan.loc, f"{plan.message}; order ({', '.join(order)}) is not "
+                                      f"lowerable; {legal}")
+    return plan
+
+
+def default_order(analysis: KernelAnalysis) -> tuple[str, ...]:
+    """The best of the kernel's legal orders (looking at :data:`ORDER_ATTEMPTS` candidates);
+    else the LoweringError of the best candidate."""
+    for order in legal_orders(analysis, 1, ORDER_ATTEMPTS):
+        return order
+    for order in itertools.islice(analysis.candidates(), 1):
+        raise analysis.attempt(order)
+    raise LoweringError(analysis.loc, "no dataflow order visits every tensor's levels in "
+                                      f"storage order for {analysis.expr}")
+
+
+def _first_compute_location(kernel):
+    """Where a kernel's errors are reported: its last compute op (the one yielding a result)."""
+    ops = [op_of(o) for o in kernel.regions[0].blocks[0].operations]
+    compute = [o for o in ops[:-1] if not is_trivial_producer(o) and o.name != "tensor.cast"]
+    return compute[-1].location if compute else kernel.location
+
+
+def _plan(analysis: KernelAnalysis, order: tuple[str, ...]) -> KernelPlan:
+    blocking = analysis.blocking_for(order)
+    inputs = list(range(len(analysis.input_types)))
+    expr, inputs, views = _bind_blocked_views(blocking, inputs)
+    expr, inputs, transposes = _bind_dense_permutations(expr, order, inputs, analysis)
+    builder = PlanBuilder([_type_of(i, analysis) for i in inputs], analysis.loc)
+    KernelLowering(expr, order, builder).run()
+    result_types = tuple(blocking.results[i].graph_type if i in blocking.results else t
+                         for i, t in enumerate(analysis.result_types))
+    return KernelPlan(analysis.name, order, str(expr), tuple(inputs),
+                      tuple(views + transposes), result_types, dict(blocking.results),
+                      tuple(builder.ops))
+
+
+def _type_of(graph_input, analysis: KernelAnalysis):
+    if isinstance(graph_input, HostView):
+        return graph_input.result_type
+    return analysis.input_types[graph_input]
+
+
+def _bind_host_views(expr: KernelExpr, inputs: list, plans: dict):
+    """Re-binds uses to host views computed before the graph.
+
+    ``plans`` maps a use's uid to ``(key, make, use)``: ``make(source)`` is the view that
+    reads the use's input (uses with equal keys share one view), ``use`` is the re-bound use
+    (its ``operand`` still names the source). Returns the expression over the graph's
+    operands, the operands (the inputs that are still read, then the new views) and the
+    views, in creation order."""
+    inputs = list(inputs)
+    made: dict = {}
+    views, replacement = [], {}
+    for uid, (key, make, use) in plans.items():
+        if key not in made:
+            views.append(make(inputs[use.operand]))
+            inputs.append(views[-1])
+            made[key] = len(inputs) - 1
+        replacement[uid] = replace(use, operand=made[key])
+    if not replacement:
+        return expr, inputs, views
+    sources = {expr.uses[uid].operand for uid in replacement}
+    expr = expr.with_uses(replacement)
+    # An input now read only through host views is no graph operand.
+    dropped = sources - {u.operand for u in expr.uses}
+    index = {old: new for new, old in enumerate(i for i in range(len(inputs)) if i not in dropped)}
+    expr = expr.with_uses({u.uid: replace(u, operand=index[u.operand]) for u in expr.uses})
+    return expr, [v for i, v in enumerate(inputs) if i not in dropped], views
+
+
+def _bind_blocked_views(blocking: Blocking, inputs: list):
+    """Uses that read a dense level over a split (blocked) dimension read a host-side
+    ``tensor.expand_shape`` of their input (see :mod:`fuseflow.passes.lowering.blocking`)."""
+    expr = blocking.expr
+    plans = {uid: (view.key, lambda source, view=view: HostView(
+                "expand", source, view.result_type, reassociation=view.reassociation),
+                   expr.uses[uid])
+             for uid, view in blocking.views.items()}
+    return _bind_host_views(expr, inputs, plans)
+
+
+def _bind_dense_permutations(expr: KernelExpr, order, inputs: list, analysis: KernelAnalysis):
+    """Dense uses visited out of storage order read a host-side ``linalg.transpose`` of their
+    input instead (see :func:`_bind_host_views` for the results)."""
+    types = [_type_of(i, analysis) for i in inputs]
+    ranks = [mlir.RankedTensorType(t).rank for t in types]
+    pos = {v: i for i, v in enumerate(order)}
+    plans = {}
+    for uid, perm in dense_permutations(expr, order, ranks).items():
+        use = expr.uses[uid]
+        source_type = mlir.RankedTensorType(types[use.operand])
+        plans[uid] = ((use.operand, perm),
+                      lambda source, perm=perm, t=source_type: HostView(
+                          "transpose", source, _transposed_type(t, perm), permutation=perm),
+                      replace(use, vars=tuple(sorted(use.vars, key=pos.__getitem__))))
+    return _bind_host_views(expr, inputs, plans)
+
+
+def _transposed_type(source_type, perm):
+    with mlir.Location.unknown(source_type.context):
+        return mlir.RankedTensorType.get([source_type.shape[d] for d in perm],
+                                         source_type.element_type)
