@@ -69,8 +69,8 @@ from fuseflow.passes.lowering.plan import (
 from fuseflow.passes.schedule import (
     SCHEDULE_ATTR,
     KernelSchedule,
-    SchedulePass,
     ScheduleError,
+    SchedulePass,
     kernel_name,
     kernels,
     read_schedule,

@@ -22,8 +22,15 @@ from dataclasses import dataclass
 from fuseflow.passes.base import Pass, PassFailure, emit_error
 from fuseflow.passes.lowering.einsum import LoweringError
 from fuseflow.passes.lowering.plan import KernelAnalysis
-from fuseflow.passes.schedule import (SCHEDULE_ATTR, SchedulePass, ScheduleError, kernel_name,
-                                      kernels, read_schedule, schedule_errors)
+from fuseflow.passes.schedule import (
+    SCHEDULE_ATTR,
+    ScheduleError,
+    SchedulePass,
+    kernel_name,
+    kernels,
+    read_schedule,
+    schedule_errors,
+)
 
 
 def kernel_errors(op) -> list[tuple[object, str]]:

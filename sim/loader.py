@@ -2,8 +2,11 @@
 
 The only module of the simulator that reads MLIR. Each primitive op becomes the block of its
 kind (:mod:`fuseflow.dialects.primitives`: the op name without ``sam.``) with its declared
-attributes; each SSA stream becomes a channel; a stream with several uses gets a ``broadcast``
-block with one output channel per use, and a stream with no use is a channel nobody consumes.
+attributes, named by the stable name in its location (``loc("scan3"(...))``, see
+:mod:`fuseflow.dialects.naming`) so its statistics lead back to the op, else by its kind and
+position (``scan5``); each SSA stream becomes a channel; a stream with several uses gets a
+``broadcast`` block with one output channel per use, and a stream with no use is a channel
+nobody consumes.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ def load_graph(graph_op) -> BlockGraph:
     ops = [o.operation if hasattr(o, "operation") else o for o in body.operations][:-1]
     channels = _Channels(ops)
     blocks = list(channels.broadcasts)
-    blocks += [_block(index, op, body, channels) for index, op in enumerate(ops)]
+    taken: set[str] = set()
+    blocks += [_block(index, op, body, channels, taken) for index, op in enumerate(ops)]
     outputs = [tensor_format(r.type) for r in graph_op.results]
     name = (mlir.StringAttr(graph_op.attributes["name"]).value
             if "name" in graph_op.attributes else "graph")
@@ -72,9 +76,20 @@ class _Channels:
         return self._outs[base][self._taken[base] - 1]
 
 
-def _block(index: int, op, body, channels: _Channels) -> Block:
-    """The block of primitive ``op``: its declared attributes, tensor and stream ports, and
-    what the simulator derives (``_SIMULATOR_VIEW``)."""
+def block_name(op, index: int, kind: str, taken: set[str]) -> str:
+    """The name of the block of ``op`` (the ``index``-th op of its graph): the name of its
+    ``NameLoc``, else ``<kind><index>``; made unique among ``taken`` (which it joins)."""
+    loc = op.location
+    name = loc.name_str if isinstance(loc, mlir.ir.NameLoc) else f"{kind}{index}"
+    if name in taken:
+        name = f"{name}_{index}"
+    taken.add(name)
+    return name
+
+
+def _block(index: int, op, body, channels: _Channels, taken: set[str]) -> Block:
+    """The block of primitive ``op``: its name, declared attributes, tensor and stream ports,
+    and what the simulator derives (``_SIMULATOR_VIEW``)."""
     prim = primitive(op.name)
     if prim is None:
         raise LoaderError(f"op '{op.name}' cannot be simulated", _loc(op))
@@ -90,7 +105,8 @@ def _block(index: int, op, body, channels: _Channels) -> Block:
     adapt = _SIMULATOR_VIEW.get(prim.kind)
     if adapt is not None:
         inputs, outputs = adapt(attrs, inputs, outputs, body)
-    return Block(f"{prim.kind}{index}", prim.kind, tuple(inputs), outputs, attrs, _loc(op))
+    return Block(block_name(op, index, prim.kind, taken), prim.kind, tuple(inputs), outputs,
+                 attrs, _loc(op))
 
 
 def _level_view(attrs: dict, inputs: list, outputs: tuple, body):

@@ -16,9 +16,9 @@ def names(elements):
 
 
 def test_split_top_level_keeps_nested_commas():
-    text = 'func.func(cse,canonicalize),sam-verify,fuseflow-lower-to-sam{order=d0,d1},x{s="a,b"}'
+    text = 'func.func(cse,canonicalize),sam-verify,fuseflow-schedule{order=d0,d1},x{s="a,b"}'
     assert split_top_level(text) == [
-        "func.func(cse,canonicalize)", "sam-verify", "fuseflow-lower-to-sam{order=d0,d1}",
+        "func.func(cse,canonicalize)", "sam-verify", "fuseflow-schedule{order=d0,d1}",
         'x{s="a,b"}']
 
 

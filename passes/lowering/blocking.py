@@ -2,7 +2,7 @@
 
 A BSR matrix ``A[i, k]`` with ``b×c`` blocks stores four levels: block rows ``i // b``
 (dense), block columns ``k // c`` (compressed), in-block rows ``i % b`` and in-block columns
-``k % c`` (dense: zeros inside a stored block are explicit values). :func:`split_blocked`
+``k % c`` (dense: zeros inside a stored block are explicit values). :func:`blocked_variants`
 splits every dimension variable a blocked level indexes into two variables: the *block index*
 (it keeps the variable's name, extent ``n / b``) and the *in-block offset* (a fresh variable,
 extent ``b``). The BSR use then scans its four levels with four variables, and the order
@@ -35,8 +35,15 @@ from dataclasses import dataclass, replace
 
 from fuseflow import mlir
 from fuseflow.dialects.types import storage_levels
-from fuseflow.passes.lowering.einsum import (KernelExpr, LoweringError, Op, Reduce, Root, Use,
-                                             _var_rank)
+from fuseflow.passes.lowering.einsum import (
+    KernelExpr,
+    LoweringError,
+    Op,
+    Reduce,
+    Root,
+    Use,
+    _var_rank,
+)
 from fuseflow.passes.lowering.order import order_cost, ranked_orders, violation
 
 
@@ -113,13 +120,6 @@ def blocked_variants(expr: KernelExpr, input_types: list, loc) -> list[Blocking]
         results = {r.index: view for r, (_, _, view) in zip(expr.roots, choice) if view}
         variants.append(Blocking(split, views, results))
     return variants
-
-
-def split_blocked(expr: KernelExpr, input_types: list, loc,
-                  order: tuple[str, ...] = ()) -> Blocking:
-    """The variant of :func:`blocked_variants` for ``order`` (an explicit dataflow order: the
-    dense results' layout agrees with it), or the one whose best order ranks best."""
-    return choose_layout(blocked_variants(expr, input_types, loc), order)
 
 
 def _collect_splits(expr: KernelExpr, input_types: list, loc) -> dict[str, Split]:

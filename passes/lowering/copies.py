@@ -16,8 +16,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fuseflow.passes.lowering.einsum import (Const, KernelExpr, Op, Reduce, Root, Use, _collect,
-                                             _var_rank)
+from fuseflow.passes.lowering.einsum import (
+    Const,
+    KernelExpr,
+    Op,
+    Reduce,
+    Use,
+    _collect,
+    _var_rank,
+)
 
 
 def _shape(expr, sizes: dict, names: dict) -> tuple:

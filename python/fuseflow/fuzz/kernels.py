@@ -37,9 +37,10 @@ BINARY = ("arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximum
 PIPELINES = (
     "builtin.module(fuseflow-to-dataflow)",
     "builtin.module(fuseflow-to-kernels)",
-    "builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-lower-to-sam,"
+    "builtin.module(fuseflow-normalize,fuseflow-partition{mode=full},fuseflow-schedule,"
+    "fuseflow-lower-to-sam,sam-verify)",
+    "builtin.module(fuseflow-partition,fuseflow-schedule{order=d1,d0},fuseflow-lower-to-sam,"
     "sam-verify)",
-    "builtin.module(fuseflow-partition,fuseflow-lower-to-sam{order=d1,d0},sam-verify)",
 )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fuseflow import mlir
 from fuseflow.layout import LAYOUT_OPS
+from fuseflow.passes.schedule import read_schedule
 from fuseflow.sim.graph import BlockGraph
 from fuseflow.sim.loader import OP_KINDS, load_graph, tensor_format
 from fuseflow.viz.critical import critical_path
@@ -88,9 +89,9 @@ def _kernel_node(graph_op, kernel_run, total_cycles, source: dict, locations) ->
     attrs = {}
     if "fuseflow.einsum" in graph_op.attributes:
         attrs["einsum"] = mlir.StringAttr(graph_op.attributes["fuseflow.einsum"]).value
-    if "fuseflow.order" in graph_op.attributes:
-        attrs["order"] = [mlir.StringAttr(a).value
-                          for a in mlir.ir.ArrayAttr(graph_op.attributes["fuseflow.order"])]
+    schedule = read_schedule(graph_op)
+    if schedule is not None:
+        attrs["order"] = list(schedule.order)
     attrs["blocks"] = len(graph.blocks)
     kernel = Node(graph.name, graph.name, "kernel", attrs.get("einsum", ""),
                   locations[str(graph_op.location)], attrs=attrs)
