@@ -16,6 +16,7 @@ class                       module                            raised for
 ``PipelineError``           ``fuseflow.passes.base``          a pipeline or pass option
 ``PassFailure``             ``fuseflow.passes.base``          a pass that emitted diagnostics
 ``LoweringError``           ``fuseflow.passes.lowering``      an unsupported kernel
+``ScheduleError``           ``fuseflow.passes.schedule``      a malformed or illegal schedule
 ``UnsupportedTypeError``    ``fuseflow.dialects.types``       a tensor type we cannot store
 ``CapacityError``           ``fuseflow.dialects.builders``    a container with too many slots
 ``FrontendError``           ``fuseflow.frontend``             a model or format declaration
