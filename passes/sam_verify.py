@@ -1,8 +1,10 @@
 """``sam-verify``: closes the dataflow phase (``fuseflow-to-dataflow``).
 
 Reports, at its location, every op that must not survive lowering to dataflow graphs — any
-``fuse.kernel`` and any ``linalg.*`` op — and runs the ``fuse`` and ``sam`` dialect verifiers
-of :mod:`fuseflow.dialects.verify`. The IR is not changed.
+``fuse.kernel`` and any ``linalg.*`` op — runs the ``fuse`` and ``sam`` dialect verifiers
+of :mod:`fuseflow.dialects.verify` and, on graphs those accept, the stream-control check of
+:mod:`fuseflow.passes.stream_control` (streams a block combines carry the same stop levels).
+The IR is not changed.
 
 Accepted::
 
@@ -21,6 +23,7 @@ from fuseflow.dialects import verify
 from fuseflow.dialects.ir import find_ops
 from fuseflow.passes.base import Pass, PassFailure
 from fuseflow.passes.ir_utils import LAYOUT_OPS, is_kernel_op
+from fuseflow.passes.stream_control import check_graph
 
 
 def _leftover_message(op) -> str | None:
@@ -45,5 +48,8 @@ class SamVerifyPass(Pass):
                                prune=lambda op: op.name in LAYOUT_OPS)
         ]
         diagnostics += verify.check_module(module)
+        if not diagnostics:             # stream structure is only defined on valid graphs
+            for graph in find_ops(module, lambda op: op.name == "sam.graph"):
+                diagnostics += check_graph(graph)
         if not verify.emit(diagnostics):
             raise PassFailure(f"sam-verify found {len(diagnostics)} errors")

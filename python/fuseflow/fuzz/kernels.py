@@ -8,8 +8,8 @@ edits (types, encodings, iterator kinds, body ops, sizes, maps, deleted or dupli
 truncation, stray characters) that keep the text close to valid, where parsers and verifiers
 are weakest. :func:`check_opt` runs the ``fuseflow-opt`` driver in process on one input: a
 zero exit is ``ok``, located diagnostics are a ``clean error``, an escaping exception or a
-traceback in the output is an ``internal error`` (crashes and hangs are caught by
-:mod:`.isolate`).
+traceback in the output, or a stream-control error on a graph the lowering built, is an
+``internal error`` (crashes and hangs are caught by :mod:`.isolate`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fuseflow.fuzz.outcome import Outcome, Report
+from fuseflow.passes.stream_control import TAG
 
 ENCODINGS = {
     "csr": "(d0, d1) -> (d0 : dense, d1 : compressed)",
@@ -235,6 +236,9 @@ def check_opt(case: OptCase | int) -> Report:
     errors = stderr.getvalue()
     if "Traceback" in errors:
         return Report(Outcome.INTERNAL_ERROR, "opt", errors.strip().splitlines()[-1])
+    if TAG in errors:                   # the lowering built a graph its own check rejects
+        first = next(line for line in errors.splitlines() if TAG in line)
+        return Report(Outcome.INTERNAL_ERROR, "opt", first.strip())
     if code == 0:
         return Report(Outcome.OK, "opt")
     if re.search(r":\d+:\d+: error: \S", errors):

@@ -3,8 +3,9 @@
 A case ends in exactly one :class:`Outcome`. An exception is a *clean error* when it is a
 :class:`~fuseflow.errors.FuseFlowError` (or, for MLIR text, an ``MLIRError`` carrying located
 diagnostics) with a user-level message; anything else is an *internal error*: a library
-traceback, a FuseFlow error with no message, or a simulator error about a graph the compiler
-produced (the compiler must never hand the simulator a graph it rejects).
+traceback, a FuseFlow error with no message, a simulator error about a graph the compiler
+produced (the compiler must never hand the simulator a graph it rejects), or the compiler's
+own stream-control check failing on a graph it built (:mod:`fuseflow.passes.stream_control`).
 """
 
 from __future__ import annotations
@@ -62,8 +63,10 @@ def user_message(err: BaseException) -> str:
 def classify_error(err: BaseException, stage: str, simulator_errors=()) -> Report:
     """The report of a case that raised ``err`` in ``stage``; ``simulator_errors`` are error
     classes that mean the compiler produced a graph the simulator rejects (internal)."""
+    from fuseflow.passes.stream_control import TAG
+
     message = user_message(err)
-    if message and not isinstance(err, tuple(simulator_errors)):
+    if message and not isinstance(err, tuple(simulator_errors)) and TAG not in str(err):
         return Report(Outcome.CLEAN_ERROR, stage, f"{type(err).__name__}: {message}")
     frames = traceback.extract_tb(err.__traceback__)
     where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
