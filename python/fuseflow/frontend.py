@@ -182,8 +182,11 @@ def encoding_for(fmt: str, rank: int, what: str) -> str | None:
             raise FrontendError(f"{what}: format 'bsr:<block>' or 'bsr:<rows>x<cols>' needs a "
                                 "matrix and positive integer block sizes")
         bh, bw = int(sizes[0]), int(sizes[-1])
-        return (f"map = (d0, d1) -> (d0 floordiv {bh} : dense, d1 floordiv {bw} : compressed, "
-                f"d0 mod {bh} : dense, d1 mod {bw} : dense)")
+        # A block size of 1 has no offset level: MLIR cannot invert `d floordiv 1`, `d mod 1`.
+        rows = f"d0 floordiv {bh}" if bh > 1 else "d0"
+        cols = f"d1 floordiv {bw}" if bw > 1 else "d1"
+        offsets = "".join(f", d{d} mod {b} : dense" for d, b in enumerate((bh, bw)) if b > 1)
+        return f"map = (d0, d1) -> ({rows} : dense, {cols} : compressed{offsets})"
     if fmt not in FORMAT_ENCODINGS:
         valid = ", ".join(list(FORMAT_ENCODINGS) + ["bsr:<block>", "bsr:<rows>x<cols>"])
         raise FrontendError(f"{what}: unknown format '{fmt}'; valid formats: {valid}")

@@ -13,6 +13,7 @@ import torch
 
 import fuseflow
 from fuseflow import mlir
+from fuseflow.dialects.types import storage_levels
 from fuseflow.kernels import (_Add, _AddScalar, _MatMul, _MatVec, _Mul, _Relu, _RowSum,
                               _Scale, _Sub)
 
@@ -319,3 +320,21 @@ def test_unsupported_combinations_are_located_errors(name, module, shapes, forma
     text = str(info.value)
     assert re.search(message, text), text
     assert "kernels.py" in text          # located at the model's source line
+
+
+@pytest.mark.parametrize("fmt, kinds", [
+    ("bsr:1", ["id", "id"]), ("bsr:2x1", ["div", "id", "mod"]), ("bsr:1x2", ["id", "div", "mod"]),
+])
+def test_block_size_one_has_no_offset_level(fmt, kinds):
+    """A block size of 1 declares the dimension's level without ``floordiv 1``/``mod 1`` (MLIR
+    cannot invert them: the type did not parse); results match PyTorch, fused or not."""
+    kernel = KERNELS["spmm"]
+    inputs = kernel.inputs(0.5, seed=2, empty_block_rows=True)
+    for fusion in ("unfused", "full"):
+        compiled = fuseflow.compile(kernel.module(), inputs,
+                                    fuseflow.Schedule(fusion=fusion, formats={"A": fmt}))
+        torch.testing.assert_close(compiled.simulate(*inputs).output, _expected(kernel, inputs))
+    fn = next(op.operation for op in compiled.module.body.operations
+              if op.operation.name == "func.func")
+    levels = storage_levels(fn.regions[0].blocks[0].arguments[0].type)[1]
+    assert [lv.kind for lv in levels] == kinds
