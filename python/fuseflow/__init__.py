@@ -4,6 +4,9 @@
 >>> result = compiled.simulate(*inputs, arch=fuseflow.Arch())
 >>> result.outputs, result.cycles, result.stats
 
+``fuseflow.Program(model, example_inputs)`` imports a model once; its ``.compile(schedule)``
+compiles it into each schedule without re-importing.
+
 The public names are imported lazily so that tools such as ``fuseflow-opt`` load only
 what they use.
 """
@@ -19,6 +22,7 @@ except metadata.PackageNotFoundError:  # imported from a source tree that was ne
 _EXPORTS = {
     "compile": "fuseflow.compiler",
     "CompiledModel": "fuseflow.compiler",
+    "Program": "fuseflow.compiler",
     "Schedule": "fuseflow.compiler",
     "SimulationResult": "fuseflow.compiler",
     "Arch": "fuseflow.sim.arch",

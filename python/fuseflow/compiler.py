@@ -1,4 +1,5 @@
-"""The public compile API: ``fuseflow.compile`` → :class:`CompiledModel` → simulation results."""
+"""The public compile API: ``fuseflow.Program`` (a model imported once) or ``fuseflow.compile``
+→ :class:`CompiledModel` → simulation results."""
 
 from __future__ import annotations
 
@@ -175,59 +176,116 @@ class CompiledModel:
         return viz.InlineView(view) if path is None else viz.save_view(view, path, format)
 
 
+class Program:
+    """A model imported once, compiled into as many schedules as wanted.
+
+    ``model``: a ``torch.nn.Module`` called on ``example_inputs`` (exported with
+    ``torch.export`` and imported with torch-mlir into this program's MLIR context once), or
+    MLIR text (parsed once). ``plan`` (a :class:`fuseflow.apps.base.FusionPlan`) names the
+    stages and fusion configurations that a schedule's ``fusion`` may refer to.
+
+    >>> program = fuseflow.Program(model, inputs, plan=app.plan(model))
+    >>> unfused, full = (program.compile(fuseflow.Schedule(fusion=f)) for f in ("unfused", "full"))
+
+    :meth:`compile` clones the imported module and runs the pipelines on the clone: compiles
+    never change the import or each other. The imported linalg ops carry ``fuseflow.node``
+    and ``fuseflow.module`` (their FX node and module, :mod:`fuseflow.frontend`).
+    """
+
+    def __init__(self, model, example_inputs=(), plan=None):
+        _check_model(model, example_inputs)
+        self.context = mlir.new_context()
+        self.plan = plan
+        self.exported = None
+        """The exported (pre-decomposition) program fusion groups name; None for MLIR text."""
+        if isinstance(model, str):
+            with self.context:
+                self.module = mlir.Module.parse(model)
+            self.param_values, self.formats = [], {}
+            fn = _main(self.module)
+            self.input_names = [f"arg{i}" for i in range(len(fn.regions[0].blocks[0].arguments))]
+        else:
+            imported = import_model(model, example_inputs, self.context)
+            self.module, self.exported = imported.module, imported.program
+            self.input_names, self.param_values = imported.input_names, imported.param_values
+            self.formats = imported.formats
+            _main(self.module)
+        log.debug("imported %s", type(model).__name__)
+
+    def mlir(self) -> str:
+        """The imported module (linalg-on-tensors) as text."""
+        return str(self.module)
+
+    def clone(self) -> "mlir.Module":
+        """A copy of the imported module, in this program's context."""
+        with self.context, self.module.operation.location:
+            copy = mlir.Module.create()
+            for attr in self.module.operation.attributes:
+                copy.operation.attributes[attr.name] = attr.attr
+            with mlir.InsertionPoint(copy.body):
+                for op in self.module.body.operations:
+                    op.operation.clone()
+        return copy
+
+    def compile(self, schedule: Schedule | None = None) -> CompiledModel:
+        """Compiles a copy of the imported module with ``schedule`` (default ``Schedule()``)."""
+        schedule = _check_schedule(schedule)
+        grouped = schedule.grouped_by(self.plan if self.exported is not None else None)
+        if self.exported is None and schedule.grouped:
+            raise ValueError("fusion groups refer to a PyTorch model; for MLIR input put "
+                             "'fuseflow.group' attributes on the ops and use "
+                             "fuseflow-partition{mode=groups}")
+        kernel_of = assign_kernels(self.exported, schedule.fusion, self.plan) if grouped \
+            else None
+        module = self.clone()
+        with self.context:
+            formats = {**self.formats, **schedule.formats}
+            if formats:
+                declare_formats(module, self.input_names, formats)
+            if kernel_of is not None:
+                tag_groups(module, kernel_of)
+            levels = {"linalg": str(module)}
+            Pipeline.parse(schedule.kernel_pipeline(grouped)).run(module)
+            levels["kernels"] = str(module)
+            Pipeline.parse(schedule.dataflow_pipeline()).run(module)
+            levels["sam"] = str(module)
+        log.debug("compiled with %s", schedule)
+        return CompiledModel(levels, module, list(self.input_names), self.param_values, schedule)
+
+
 def compile(model, example_inputs=(), schedule: Schedule | None = None,
             plan=None) -> CompiledModel:
-    """Compiles a ``torch.nn.Module`` (with example inputs) or MLIR text to SAM graphs.
+    """Compiles a ``torch.nn.Module`` (with example inputs) or MLIR text to SAM graphs:
+    ``Program(model, example_inputs, plan).compile(schedule)`` (import once with
+    :class:`Program` to compile one model into several schedules).
 
     ``plan`` (a :class:`fuseflow.apps.base.FusionPlan`) names the stages and fusion
     configurations that ``schedule.fusion`` may refer to.
     """
-    schedule = _check_compile_arguments(model, example_inputs, schedule)
-    ctx = mlir.new_context()
-    grouped = schedule.grouped_by(plan if not isinstance(model, str) else None)
-    if isinstance(model, str):
-        if schedule.grouped:
-            raise ValueError("fusion groups refer to a PyTorch model; for MLIR input put "
-                             "'fuseflow.group' attributes on the ops and use "
-                             "fuseflow-partition{mode=groups}")
-        text, names, params, implied = model, None, [], {}
-    else:
-        kernel_of = None
-        if grouped:
-            kernel_of = lambda program: assign_kernels(program, schedule.fusion, plan)  # noqa: E731
-        imported = import_model(model, example_inputs, kernel_of)
-        text, names, params = imported.text, imported.input_names, imported.param_values
-        implied = imported.formats
-    with ctx:
-        module = mlir.Module.parse(text)
-        fn = next((op for op in module.body.operations if op.operation.name == "func.func"),
-                  None)
-        if fn is None:
-            raise FrontendError("the MLIR module has no func.func to compile")
-        if names is None:
-            names = [f"arg{i}" for i in range(len(fn.regions[0].blocks[0].arguments))]
-        formats = {**implied, **schedule.formats}
-        if formats:
-            declare_formats(module, names, formats)
-        if grouped:
-            tag_groups(module)
-        levels = {"linalg": str(module)}
-        Pipeline.parse(schedule.kernel_pipeline(grouped)).run(module)
-        levels["kernels"] = str(module)
-        Pipeline.parse(schedule.dataflow_pipeline()).run(module)
-        levels["sam"] = str(module)
-    log.debug("compiled %s with %s", type(model).__name__, schedule)
-    return CompiledModel(levels, module, names, params, schedule)
+    _check_model(model, example_inputs)
+    schedule = _check_schedule(schedule)
+    return Program(model, example_inputs, plan).compile(schedule)
 
 
-def _check_compile_arguments(model, example_inputs, schedule) -> Schedule:
-    """The schedule to compile with, after checking :func:`compile`'s arguments."""
+def _main(module: "mlir.Module"):
+    fn = next((op for op in module.body.operations if op.operation.name == "func.func"), None)
+    if fn is None:
+        raise FrontendError("the MLIR module has no func.func to compile")
+    return fn
+
+
+def _check_model(model, example_inputs) -> None:
+    """Checks the model and example inputs of :func:`compile` and :class:`Program`."""
     if not isinstance(model, (torch.nn.Module, str)):
         raise ArgumentError(f"model must be a torch.nn.Module or MLIR text, got "
                             f"{type(model).__name__}")
     if isinstance(example_inputs, torch.Tensor) or not isinstance(example_inputs, (tuple, list)):
         raise ArgumentError("example_inputs must be a tuple of the forward arguments, e.g. "
                             f"(x,) for one tensor, got {type(example_inputs).__name__}")
+
+
+def _check_schedule(schedule) -> Schedule:
+    """The schedule to compile with, after checking it."""
     if schedule is None:
         return Schedule()
     if not isinstance(schedule, Schedule):

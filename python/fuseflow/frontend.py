@@ -1,4 +1,10 @@
-"""The PyTorch frontend: imports a module with torch-mlir and declares input formats.
+"""The PyTorch frontend: imports a module with torch-mlir, once, and declares input formats.
+
+:func:`import_model` exports the model with ``torch.export`` and imports it into the caller's
+MLIR context (:func:`fuseflow.mlir.import_program`); every linalg op of the result names the
+FX node it came from and that node's module in :data:`NODE_ATTR` and :data:`MODULE_ATTR`,
+read from its location (:func:`location_node`). Fusion groups become :data:`GROUP_ATTR`
+attributes from a node -> kernel map (:func:`tag_groups`). See ``docs/frontend.md``.
 
 Parameters and buffers become function inputs (after the forward arguments), so weights are
 bound at simulation time like any tensor and can be declared sparse without changing the
@@ -20,12 +26,11 @@ from __future__ import annotations
 
 import inspect
 import logging
-import re
 from dataclasses import dataclass, field
 
 import torch
 
-from fuseflow import mlir
+from fuseflow import mlir, tracing
 from fuseflow.errors import FuseFlowError
 
 log = logging.getLogger(__name__)
@@ -46,17 +51,24 @@ class FrontendError(FuseFlowError, ValueError):
 
 @dataclass
 class ImportedModel:
-    """A model imported to linalg: MLIR text, the input names in function-argument order."""
+    """A model imported to linalg once: the module, the input names in function-argument
+    order, the parameter values bound after the forward arguments, the formats the example
+    inputs imply, and the exported program the module came from."""
 
-    text: str
+    module: "mlir.Module"
+    """linalg-on-tensors in the importing context; linalg ops carry :data:`NODE_ATTR` and
+    :data:`MODULE_ATTR`."""
     input_names: list[str]
     param_values: list[torch.Tensor]
     formats: dict[str, str] = field(default_factory=dict)
     """Formats implied by the example inputs (BSR inputs are traced dense; see the module)."""
+    program: "torch.export.ExportedProgram | None" = None
+    """The exported (wrapped, pre-decomposition) program: what fusion groups name."""
 
 
 class _Functional(torch.nn.Module):
-    """Calls ``model`` with its parameters and buffers passed as explicit inputs."""
+    """Calls ``model`` with its parameters and buffers passed as explicit inputs; the model
+    is its submodule :data:`fuseflow.tracing.MODEL_ATTR` (``model``)."""
 
     def __init__(self, model: torch.nn.Module, names: list[str]):
         super().__init__()
@@ -77,18 +89,20 @@ def forward_arg_names(model: torch.nn.Module, count: int) -> list[str]:
     return names + [f"arg{i}" for i in range(len(names), count)]
 
 
-KERNEL_TAG = "fuseflow-kernel:"
-"""Prefix of the synthetic source frame that carries a node's kernel through the importer."""
+NODE_ATTR = "fuseflow.node"
+"""String attribute of an imported linalg op: the FX node of the exported program it came
+from (its node name, before torch-mlir's decompositions)."""
+MODULE_ATTR = "fuseflow.module"
+"""String attribute of an imported linalg op: the qualified name of the submodule whose
+forward ran its node (``""`` for the model's own forward)."""
 GROUP_ATTR = "fuseflow.group"
+"""String attribute naming the kernel of a linalg op (``fuseflow-partition{mode=groups}``)."""
 
 
-def import_model(model: torch.nn.Module, example_inputs, kernel_of=None) -> ImportedModel:
-    """Imports ``model(*example_inputs)`` with parameters lifted to inputs.
-
-    ``kernel_of(program) -> {fx node name: kernel name}`` (see :mod:`fuseflow.grouping`), when
-    given, tags every node's location with its kernel; :func:`tag_groups` turns the tags into
-    ``fuseflow.group`` attributes after parsing.
-    """
+def import_model(model: torch.nn.Module, example_inputs, context: "mlir.Context") -> ImportedModel:
+    """Exports ``model(*example_inputs)`` with parameters lifted to inputs and imports it into
+    ``context`` once, each linalg op annotated with its FX node and module (see
+    :func:`annotate_nodes`)."""
     state = dict(model.named_parameters())
     state.update(dict(model.named_buffers()))
     names = list(state)
@@ -99,7 +113,7 @@ def import_model(model: torch.nn.Module, example_inputs, kernel_of=None) -> Impo
     traced_dense = {i: bsr_format(t) for i, t in enumerate(args)
                     if isinstance(t, torch.Tensor) and t.layout == torch.sparse_bsr}
     try:
-        text = _import(wrapped, _densified(args, traced_dense), kernel_of)
+        module, program = _import(wrapped, _densified(args, traced_dense), context)
     except Exception as err:  # noqa: BLE001 - PyTorch's and torch-mlir's sparse support
         sparse = {i: sparse_format(t, arg_names[i]) for i, t in enumerate(args)
                   if i not in traced_dense and _is_sparse(t)}
@@ -109,22 +123,64 @@ def import_model(model: torch.nn.Module, example_inputs, kernel_of=None) -> Impo
             log.debug("input '%s' (%s) cannot be traced sparse (%s): traced dense and declared "
                       "'%s'", arg_names[i], args[i].layout, _first_line(err), fmt)
         traced_dense.update(sparse)
-        text = _import(wrapped, _densified(args, traced_dense), kernel_of)
-    return ImportedModel(text, arg_names, values,
-                         {arg_names[i]: f for i, f in traced_dense.items()})
+        module, program = _import(wrapped, _densified(args, traced_dense), context)
+    return ImportedModel(module, arg_names, values,
+                         {arg_names[i]: f for i, f in traced_dense.items()}, program)
 
 
-def _import(wrapped, args, kernel_of) -> str:
-    """Exports ``wrapped(*args)`` and imports it with torch-mlir (see :func:`import_model`)."""
-    if kernel_of is None:
-        return mlir.import_torch(wrapped, args)
+def _import(wrapped, args, context):
+    """Exports ``wrapped(*args)`` and imports it into ``context`` (see :func:`import_model`)."""
     program = torch.export.export(wrapped, args)
-    assignment = kernel_of(program)
-    for node in program.graph.nodes:
-        if node.name in assignment:
-            frame = f'  File "{KERNEL_TAG}{assignment[node.name]}", line 1, in kernel\n'
-            node.meta["stack_trace"] = frame + (node.meta.get("stack_trace") or "")
-    return mlir.import_torch(program, ())
+    module = mlir.import_program(program, context, node_name=tracing.origin_namer(program))
+    annotate_nodes(module, tracing.node_modules(program, tracing.model_relative))
+    return module, program
+
+
+def location_node(location) -> str | None:
+    """The FX node a location names: the first ``NameLoc`` in it (inside call sites and fused
+    locations), as :func:`fuseflow.mlir.import_program` locates imported ops."""
+    if isinstance(location, mlir.NameLoc):
+        return location.name_str
+    if isinstance(location, mlir.CallSiteLoc):
+        return location_node(location.callee) or location_node(location.caller)
+    if isinstance(location, mlir.FusedLoc):
+        return next(filter(None, map(location_node, location.locations)), None)
+    return None
+
+
+def annotate_nodes(module: "mlir.Module", module_of: dict[str, str]) -> None:
+    """Sets :data:`NODE_ATTR` and :data:`MODULE_ATTR` on every linalg op of the module's
+    functions from its location (:func:`location_node`; ``module_of``: node -> module path).
+
+    An op whose location names no node (none so far; the importer locates every op it creates
+    at its node) takes the node of its first annotated user, else of its first annotated
+    producer, as data movement follows its values in :mod:`fuseflow.grouping`."""
+    for fn in _functions(module):
+        ops = [op.operation for op in fn.regions[0].blocks[0].operations
+               if op.operation.name.startswith("linalg.")]
+        node_of = {op: location_node(op.location) for op in ops}
+        for op in reversed(ops):
+            if node_of[op] is None:
+                node_of[op] = _neighbour_node(op, node_of)
+        for op, node in node_of.items():
+            if node is None:
+                continue
+            op.attributes[NODE_ATTR] = mlir.StringAttr.get(node, context=module.context)
+            op.attributes[MODULE_ATTR] = mlir.StringAttr.get(module_of.get(node, ""),
+                                                             context=module.context)
+
+
+def _neighbour_node(op, node_of: dict) -> str | None:
+    users = [use.owner.operation for r in op.results for use in r.uses]
+    producers = [v.owner.operation for v in op.operands if not isinstance(v.owner, mlir.Block)]
+    for other in users + producers:
+        if node_of.get(other):
+            return node_of[other]
+    return None
+
+
+def _functions(module: "mlir.Module") -> list:
+    return [op for op in module.body.operations if op.operation.name == "func.func"]
 
 
 SPARSE_LAYOUTS = {torch.sparse_csr: "csr", torch.sparse_csc: "csc", torch.sparse_coo: "coo"}
@@ -163,14 +219,18 @@ def bsr_format(t: torch.Tensor) -> str:
     return f"bsr:{bh}x{bw}"
 
 
-def tag_groups(module: "mlir.Module") -> None:
-    """Sets ``fuseflow.group`` on every op of ``@main`` whose location carries a kernel tag."""
-    fn = next(op for op in module.body.operations if op.operation.name == "func.func")
-    pattern = re.compile(r'"' + re.escape(KERNEL_TAG) + r'([^"]+)"')
-    for op in fn.regions[0].blocks[0].operations:
-        match = pattern.search(str(op.location))
-        if match:
-            op.operation.attributes[GROUP_ATTR] = mlir.StringAttr.get(match.group(1))
+def tag_groups(module: "mlir.Module", kernel_of: dict[str, str]) -> None:
+    """Sets :data:`GROUP_ATTR` on every op carrying :data:`NODE_ATTR` from ``kernel_of`` (FX
+    node -> kernel name, :func:`fuseflow.grouping.assign_kernels`); ops of nodes it does not
+    name get no group (a kernel of their own)."""
+    for fn in _functions(module):
+        for op in fn.regions[0].blocks[0].operations:
+            attributes = op.operation.attributes
+            if NODE_ATTR not in attributes:
+                continue
+            kernel = kernel_of.get(mlir.StringAttr(attributes[NODE_ATTR]).value)
+            if kernel is not None:
+                attributes[GROUP_ATTR] = mlir.StringAttr.get(kernel, context=module.context)
 
 
 def encoding_for(fmt: str, rank: int, what: str) -> str | None:

@@ -2,24 +2,28 @@
 
 A fusion configuration other than ``unfused``/``full`` names the kernels of a model:
 
-* a configuration name of an application's :class:`~fuseflow.apps.base.FusionPlan`
-  (``"partial"``), whose kernels list stage names;
+* a configuration name of a fusion plan (an application's
+  :class:`~fuseflow.apps.base.FusionPlan`, or any object with its ``stages``,
+  ``fusion_groups`` and ``assign``), ``"partial"``, whose kernels list stage names;
 * or explicit groups, a sequence of kernels, each a sequence of names; a name is a stage of
   the plan (when one is given), a submodule's qualified name (``"layer1"`` takes every op
   executed inside ``model.layer1``; ``""`` is the root module's own ops) or an FX node name.
 
 :func:`assign_kernels` maps every compute node of the exported program to its kernel name;
 reshapes and other data movement take the kernel of their first user. Compute nodes no
-group names get a kernel of their own.
+group names get a kernel of their own. The frontend turns the map into ``fuseflow.group``
+attributes on the imported ops (:func:`fuseflow.frontend.tag_groups`).
 """
 
 from __future__ import annotations
 
-from fuseflow.apps.base import FusionPlan, TracedOp, program_ops
-from fuseflow.errors import FuseFlowError
+from typing import TYPE_CHECKING
 
-ROOT_PREFIX = "model"
-"""The attribute under which the frontend's functional wrapper holds the user's model."""
+from fuseflow.errors import FuseFlowError
+from fuseflow.tracing import TracedOp, model_relative, program_ops
+
+if TYPE_CHECKING:
+    from fuseflow.apps.base import FusionPlan
 
 
 class GroupingError(FuseFlowError, ValueError):
@@ -28,13 +32,7 @@ class GroupingError(FuseFlowError, ValueError):
 
 def traced_ops(program) -> list[TracedOp]:
     """The compute nodes of an exported (wrapped) program, with their model-relative module."""
-    return program_ops(program, _model_relative)
-
-
-def _model_relative(path: str) -> str:
-    if path == ROOT_PREFIX:
-        return ""
-    return path[len(ROOT_PREFIX) + 1:] if path.startswith(ROOT_PREFIX + ".") else path
+    return program_ops(program, model_relative)
 
 
 def _groups_of(fusion, plan: FusionPlan | None) -> tuple[tuple[str, ...], ...]:

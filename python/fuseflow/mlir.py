@@ -10,33 +10,39 @@ from torch_mlir.ir import (
     Attribute,
     Block,
     BoolAttr,
+    CallSiteLoc,
     Context,
-    DenseI64ArrayAttr,
     DenseI32ArrayAttr,
+    DenseI64ArrayAttr,
     F32Type,
     F64Type,
+    FileLineColLoc,
     FloatAttr,
     FunctionType,
+    FusedLoc,
     InsertionPoint,
     IntegerAttr,
     IntegerType,
     Location,
     MLIRError,
     Module,
+    NameLoc,
     Operation,
     OpView,
     RankedTensorType,
     StringAttr,
     Type,
+    UnknownLoc,
     Value,
 )
 from torch_mlir.passmanager import PassManager
 
 __all__ = [
-    "Attribute", "Block", "BoolAttr", "Context", "DenseI32ArrayAttr", "DenseI64ArrayAttr",
-    "F32Type", "F64Type", "FloatAttr", "FunctionType", "InsertionPoint", "IntegerAttr",
-    "IntegerType", "Location", "MLIRError", "Module", "OpView", "Operation", "PassManager",
-    "RankedTensorType", "StringAttr", "Type", "Value", "arith", "func", "import_torch",
+    "Attribute", "Block", "BoolAttr", "CallSiteLoc", "Context", "DenseI32ArrayAttr",
+    "DenseI64ArrayAttr", "F32Type", "F64Type", "FileLineColLoc", "FloatAttr", "FunctionType",
+    "FusedLoc", "InsertionPoint", "IntegerAttr", "IntegerType", "Location", "MLIRError",
+    "Module", "NameLoc", "OpView", "Operation", "PassManager", "RankedTensorType", "StringAttr",
+    "Type", "UnknownLoc", "Value", "arith", "func", "import_program", "import_torch",
     "ir", "irdl", "linalg", "math", "new_context", "passmanager", "sparse_tensor", "tensor",
 ]
 
@@ -50,15 +56,86 @@ def new_context() -> Context:
     return ctx
 
 
-def import_torch(model, example_inputs):
-    """Imports ``model`` applied to ``example_inputs`` with torch-mlir's FX importer.
+TORCH_TO_LINALG = (
+    "builtin.module(func.func(torch-match-quantized-custom-ops),"
+    "torchdynamo-export-to-torch-backend-pipeline{extra-library=},"
+    "torch-backend-to-linalg-on-tensors-backend-pipeline{allow-non-finites=true})"
+)
+"""The passes ``torch_mlir.fx.export_and_import(..., output_type="linalg-on-tensors")`` runs
+after the FX import: torch dialect -> torch backend contract -> linalg-on-tensors."""
 
-    Returns the module lowered to linalg-on-tensors with ``#sparse_tensor.encoding`` on sparse
-    operands, as printed text with source locations (the importer owns its own context).
+
+def import_program(program, context: Context, node_name=None, func_name: str = "main") -> Module:
+    """Imports a ``torch.export.ExportedProgram`` into ``context`` as linalg-on-tensors.
+
+    Runs torch-mlir's decompositions on ``program``, its FX importer into ``context`` and the
+    :data:`TORCH_TO_LINALG` passes with a PassManager in ``context``: the module never leaves
+    the context (no print and re-parse). Sparse operands carry ``#sparse_tensor.encoding``.
+    Every op is located at the PyTorch source of the FX node it came from (file:line, with its
+    call stack); ``node_name(node) -> str``, when given, names that node: the location becomes
+    ``NameLoc(node_name(node), source)``. Failures raise :class:`MLIRError` (import) with the
+    diagnostics, or what torch-mlir raises for graphs it cannot import.
     """
-    from torch_mlir import fx
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+    from torch_mlir.extras.fx_importer import FxImporter
+
+    torch_d.register_dialect(context)
+    decomposed = program.run_decompositions(get_decomposition_table())
+    importer = FxImporter(context=context, graph_node_importer_cls=_node_importer(node_name))
+    importer.import_frozen_program(decomposed, func_name=func_name)
+    module = importer.module
+    with context:
+        PassManager.parse(TORCH_TO_LINALG).run(module.operation)
+    return module
+
+
+def _node_importer(node_name):
+    """A ``GraphNodeImporter`` class whose op locations name their FX node (see
+    :func:`import_program`); the default importer without ``node_name``."""
+    from torch_mlir.extras.fx_importer import ContextCache, GraphNodeImporter
+
+    if node_name is None:
+        return GraphNodeImporter
+
+    class NamedLocations(ContextCache):
+        """The importer's per-context cache, naming each call's location by its node."""
+
+        __slots__ = ()
+
+        @classmethod
+        def sharing(cls, cache: ContextCache) -> "NamedLocations":
+            named = cls.__new__(cls)
+            for slot in ContextCache.__slots__:
+                setattr(named, slot, getattr(cache, slot))
+            return named
+
+        def get_node_location(self, node):
+            source = super().get_node_location(node)
+            if node.op != "call_function":
+                return source
+            child = source if source is not None else Location.unknown(context=self._c)
+            return Location.name(node_name(node), childLoc=child, context=self._c)
+
+    class NamedNodeImporter(GraphNodeImporter):
+        """Imports graph nodes with :class:`NamedLocations`."""
+
+        __slots__ = ()
+
+        def __init__(self, fx_importer, context, context_cache, block):
+            super().__init__(fx_importer, context, NamedLocations.sharing(context_cache), block)
+
+    return NamedNodeImporter
+
+
+def import_torch(model, example_inputs) -> str:
+    """``model(*example_inputs)`` exported and imported to linalg-on-tensors in a fresh
+    context (see :func:`import_program`), printed with source locations: for inspection and
+    tests; compiling imports into its own context (:class:`fuseflow.Program`)."""
+    import torch
 
     # ``model`` may also be a ``torch.export.ExportedProgram`` (then example_inputs is empty).
-    module = fx.export_and_import(model, *example_inputs, output_type="linalg-on-tensors")
-    # Keep the model's source locations through the text hop into our context.
+    program = model if isinstance(model, torch.export.ExportedProgram) else \
+        torch.export.export(model, tuple(example_inputs))
+    module = import_program(program, new_context())
     return module.operation.get_asm(enable_debug_info=True)

@@ -29,6 +29,7 @@ def no_compile(monkeypatch):
     def compile_called(*args, **kwargs):
         raise AssertionError("compiled although an option was invalid")
     monkeypatch.setattr("fuseflow.compiler.compile", compile_called)
+    monkeypatch.setattr("fuseflow.compiler.Program", compile_called)
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from fuseflow.errors import check_choice
+from fuseflow.tracing import VIEW_OPS, TracedOp, program_ops
 
 PRESETS = ("tiny", "small", "published")
 """Size presets: ``tiny`` for tests (runs in a second or two), ``small`` for quick experiments,
@@ -37,12 +38,10 @@ PRESETS = ("tiny", "small", "published")
 FUSION_LEVELS = ("unfused", "partial", "full")
 """The fusion configurations every application defines."""
 
-VIEW_OPS = frozenset({
-    "alias", "clone", "contiguous", "detach", "expand", "flatten", "getitem", "permute",
-    "reshape", "select", "slice", "split", "split_with_sizes", "squeeze", "t", "transpose",
-    "unbind", "unflatten", "unsqueeze", "_unsafe_view", "view",
-})
-"""Data-movement ops that belong to no stage."""
+__all__ = [
+    "FUSION_LEVELS", "PRESETS", "VIEW_OPS", "Application", "FusionPlan", "Stage", "TracedOp",
+    "program_ops", "prune_", "trace_ops",
+]
 
 
 @dataclass(frozen=True)
@@ -55,18 +54,6 @@ class Stage:
     """Qualified name of the submodule executing the ops (``""`` = the root module)."""
     ops: tuple[str, ...]
     """Compute ATen ops (packet names, no overload) in program order."""
-
-
-@dataclass(frozen=True)
-class TracedOp:
-    """One compute node of a model's pre-decomposition ``torch.export`` graph."""
-
-    node: str
-    """FX node name."""
-    module: str
-    """Innermost ``nn_module_stack`` entry (``""`` for the root module)."""
-    op: str
-    """ATen op packet name (``aten.add.Tensor`` -> ``add``)."""
 
 
 @dataclass(frozen=True)
@@ -124,22 +111,6 @@ def trace_ops(model, example_inputs) -> list[TracedOp]:
     import torch
 
     return program_ops(torch.export.export(model, tuple(example_inputs)))
-
-
-def program_ops(program, module_name=lambda path: path) -> list[TracedOp]:
-    """The compute nodes of an exported program; ``module_name`` maps each node's innermost
-    ``nn_module_stack`` path (``""`` when it has none) to the module recorded."""
-    trace = []
-    for node in program.graph.nodes:
-        if node.op != "call_function":
-            continue
-        op = getattr(node.target, "__name__", str(node.target)).split(".")[0]
-        if op in VIEW_OPS:
-            continue
-        stack = node.meta.get("nn_module_stack") or {}
-        path = list(stack.values())[-1][0] if stack else ""
-        trace.append(TracedOp(node.name, module_name(path), op))
-    return trace
 
 
 @dataclass(frozen=True)
