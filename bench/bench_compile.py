@@ -4,8 +4,10 @@ With ``fuseflow.Program`` the model is exported and imported once (timed as ``im
 configuration's compile starts from that import. On a checkout without ``Program`` every
 configuration is a whole ``fuseflow.compile`` (export + import + pipelines); ``import`` then
 times one stand-alone import (``fuseflow.frontend.import_model``) for reference, and is not
-part of the total. One run each; prints a table and merges a record keyed by ``--label`` into
-the JSON file.
+part of the total. Before timing, the ``tiny`` preset of the application is compiled once
+(``--no-warmup`` skips it) so that loading PyTorch's exporter and torch-mlir is not charged to
+the first measurement. One run each; prints a table and merges a record keyed by ``--label``
+into the JSON file.
 
     python bench/bench_compile.py gcn --preset published --dataset cora --label after
     /work/wt-before/.venv/bin/python bench/bench_compile.py gcn --dataset cora --label before
@@ -30,19 +32,23 @@ def _timed(fn, *args):
     return value, round(time.perf_counter() - start, 3)
 
 
-def measure(app_name: str, preset: str, dataset: str | None, fusions, seed: int) -> dict:
+def measure(app_name: str, preset: str, dataset: str | None, fusions, seed: int,
+            warmup: bool = True) -> dict:
     """Builds the application and times its import and each configuration's compile."""
     warnings.filterwarnings("ignore")
     import fuseflow
     from fuseflow.apps import get_application
 
     app = get_application(app_name)
+    if warmup:
+        fuseflow.compile(*app.build("tiny", seed=seed))
     model, inputs = app.build(preset, dataset, seed)
     plan = app.plan(model)
     record = {"application": app_name, "preset": preset,
               "dataset": dataset or app.default_datasets[preset], "seed": seed,
               "fuseflow": str(Path(fuseflow.__file__).resolve().parents[2]),
-              "python": platform.python_version(), "compile_seconds": {}, "kernels": {}}
+              "python": platform.python_version(), "warmup": warmup, "compile_seconds": {},
+              "kernels": {}}
     if hasattr(fuseflow, "Program"):
         record["api"] = "Program"
         program, record["import_seconds"] = _timed(fuseflow.Program, model, inputs, plan)
@@ -70,14 +76,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("application", nargs="?", default="gcn")
     parser.add_argument("--preset", default="published")
-    parser.add_argument("--dataset", default="cora")
+    parser.add_argument("--dataset", default=None,
+                        help="data set (default: the application's default for the preset)")
     parser.add_argument("--fusion", nargs="+", default=list(FUSIONS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--label", default=None,
                         help="key of this run in the JSON file (default: the API measured)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument("--no-warmup", dest="warmup", action="store_false",
+                        help="time the first import with the libraries' loading")
     args = parser.parse_args(argv)
-    record = measure(args.application, args.preset, args.dataset, args.fusion, args.seed)
+    record = measure(args.application, args.preset, args.dataset, args.fusion, args.seed,
+                     args.warmup)
     label = args.label or record["api"]
     print(f"{label}: {args.application} {args.preset} {record['dataset']} ({record['api']})")
     print(f"  import  {record['import_seconds']:8.3f} s")
