@@ -47,7 +47,9 @@ class Pass:
 
     @classmethod
     def option_fields(cls) -> list[dataclasses.Field]:
-        return list(dataclasses.fields(cls))
+        """The fields that are textual options (a field with ``metadata={"option": False}``
+        is set from Python only, e.g. a cache)."""
+        return [f for f in dataclasses.fields(cls) if f.metadata.get("option", True)]
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> "Pass":

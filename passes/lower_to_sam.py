@@ -49,7 +49,7 @@ Public API (also used outside the pass): :class:`KernelAnalysis` ``.of(kernel)``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fuseflow import mlir
 from fuseflow.dialects.builders import TERMINATOR, create_container
@@ -88,9 +88,16 @@ class LowerToSamPass(Pass):
     """Lowers fuse.kernel regions of linalg.generic ops to sam.graph dataflow graphs."""
 
     ARGUMENT = "fuseflow-lower-to-sam"
+    plans: dict | None = field(default=None, compare=False, repr=False,
+                               metadata={"option": False})
+    """Python only: a plan cache (kernel name -> KernelPlan) reused by :func:`lower_module`
+    and left holding the plans this run used."""
 
     def run(self, module) -> None:
-        lower_module(module)
+        used = lower_module(module, self.plans)
+        if self.plans is not None:
+            self.plans.clear()
+            self.plans.update(used)
 
 
 def lower_module(module, plans: dict[str, KernelPlan] | None = None) -> dict[str, KernelPlan]:

@@ -12,13 +12,17 @@ nothing is erased: an order the lowering cannot realize is a :class:`LoweringErr
 :mod:`fuseflow.passes.lower_to_sam` turns a plan into IR.
 
 Plans are cached per order in the analysis (an analysis is reused for one kernel's questions:
-its legal orders, then the plan of the chosen one).
+its legal orders, then the plan of the chosen one). Inside :func:`shared_analyses` (a compile
+of one module: schedule, verify, lower), :meth:`KernelAnalysis.of` reads each kernel op once
+and every pass reuses its analysis and plans.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
 from fuseflow import mlir
@@ -75,6 +79,21 @@ class KernelPlan:
         return len(self.ops)
 
 
+_SHARED: ContextVar[dict | None] = ContextVar("fuseflow_shared_analyses", default=None)
+
+
+@contextmanager
+def shared_analyses():
+    """Within this block :meth:`KernelAnalysis.of` returns one analysis per kernel op, so the
+    passes of one compile (schedule, verify-schedule, lower-to-sam) read and plan each kernel
+    once. Kernel bodies must not change inside the block (their schedules may)."""
+    token = _SHARED.set({} if _SHARED.get() is None else _SHARED.get())
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
 @dataclass
 class KernelAnalysis:
     """What planning needs from one ``fuse.kernel``, read once (see the module doc)."""
@@ -92,8 +111,19 @@ class KernelAnalysis:
 
     @classmethod
     def of(cls, kernel) -> KernelAnalysis:
-        """Reads ``kernel`` (a ``fuse.kernel`` op); a LoweringError if it cannot be lowered."""
+        """Reads ``kernel`` (a ``fuse.kernel`` op); a LoweringError if it cannot be lowered.
+        Inside :func:`shared_analyses` the analysis of an op is read once."""
         kernel = op_of(kernel)
+        cache = _SHARED.get()
+        if cache is None:
+            return cls._read(kernel)
+        key = kernel.operation
+        if key not in cache:
+            cache[key] = cls._read(kernel)
+        return cache[key]
+
+    @classmethod
+    def _read(cls, kernel) -> KernelAnalysis:
         body = kernel.regions[0].blocks[0]
         terminator = op_of(list(body.operations)[-1])
         arg_index = {arg: i for i, arg in enumerate(body.arguments)}

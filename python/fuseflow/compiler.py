@@ -9,19 +9,48 @@ from dataclasses import dataclass, field
 import torch
 
 from fuseflow import mlir
-from fuseflow.errors import ArgumentError
+from fuseflow.errors import ArgumentError, FuseFlowError
 from fuseflow.frontend import FrontendError, declare_formats, import_model, tag_groups
-from fuseflow.grouping import assign_kernels
+from fuseflow.grouping import assign_kernels, group_entries
+from fuseflow.kernel_settings import KernelSettings, check_kernel_keys, resolve_kernel
 from fuseflow.passes.base import ChoiceEnum
+from fuseflow.passes.lower_to_sam import LowerToSamPass
+from fuseflow.passes.lowering.plan import shared_analyses
 from fuseflow.passes.partition import PartitionMode
-from fuseflow.passes.schedule import SchedulePass
+from fuseflow.passes.schedule import SchedulePass, kernel_name, kernels
 from fuseflow.pipeline import Pipeline
 from fuseflow.runtime import ModuleRun, run_module
+from fuseflow.scheduling import KernelInfo, kernel_entries, kernel_infos, schedule_kernels
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.engines import ENGINES
 from fuseflow.sim.formats import FiberTree
 
 log = logging.getLogger(__name__)
+
+
+class CompileError(FuseFlowError, mlir.MLIRError):
+    """A model the pipelines rejected with located diagnostics (an illegal schedule, an
+    unsupported kernel...): the message is MLIR's, every error with its location; also an
+    ``MLIRError`` whose ``error_diagnostics`` are the diagnostics."""
+
+    def __init__(self, err: "mlir.MLIRError"):
+        diagnostics = list(getattr(err, "error_diagnostics", []) or [])
+        Exception.__init__(self, str(err).strip())
+        # MLIRError's ``message`` and ``error_diagnostics`` are read-only views of these.
+        self._message = str(err).strip()
+        self._error_diagnostics = diagnostics
+        self.location = str(diagnostics[0].location) if diagnostics else None
+
+    def __str__(self) -> str:
+        return self._message
+
+
+def _run(pipeline: Pipeline, module) -> None:
+    """Runs ``pipeline`` on ``module``; located diagnostics become a :class:`CompileError`."""
+    try:
+        pipeline.run(module)
+    except mlir.MLIRError as err:
+        raise CompileError(err) from None
 
 
 class Level(ChoiceEnum):
@@ -57,11 +86,17 @@ class Schedule:
     ``formats``: input name → format ('csr', 'csc', 'coo', 'dcsr', 'dense', 'bsr:<b>',
     'bsr:<rows>x<cols>', 'sparse_vector'); declares a dense model input or parameter sparse
     (a ``torch.sparse_bsr`` example input is declared with its block shape by default).
+    ``kernels``: per-kernel settings, key → :class:`~fuseflow.kernel_settings.KernelSettings`
+    (or a dict of its fields ``order``/``parallel``/``block``, or just an order); a key is a
+    kernel's name as printed (``'g1:layer2'``), a group entry, FX node or submodule of its ops
+    (``'layer2.transform'``), or its index (``1``). A kernel's own settings take precedence
+    over ``order``; kernels without either get the default rules (``fuseflow-schedule``).
     """
 
     fusion: object = "unfused"
     order: tuple[str, ...] = ()
     formats: dict[str, str] = field(default_factory=dict)
+    kernels: dict = field(default_factory=dict)
 
     def __post_init__(self):
         order = self.order
@@ -79,6 +114,7 @@ class Schedule:
             raise ArgumentError("Schedule.formats must map input names to format names, e.g. "
                                 f"{{'A': 'csr'}}, got {self.formats!r}")
         object.__setattr__(self, "formats", dict(formats))
+        object.__setattr__(self, "kernels", check_kernel_keys(self.kernels))
         if not _is_fusion(self.fusion):
             raise ArgumentError("Schedule.fusion must be 'unfused', 'full', the name of a plan's "
                                 "configuration, or groups of names such as (('layer1', 'relu'), "
@@ -94,21 +130,12 @@ class Schedule:
         return self.grouped or (plan is not None and isinstance(self.fusion, str)
                                 and self.fusion in plan.fusion_groups)
 
-    def kernel_pipeline(self, grouped: bool | None = None) -> str:
-        """The pipeline from imported linalg to fuse.kernel regions (``grouped``: by fusion
-        groups; default :attr:`grouped`)."""
+    def partition_mode(self, grouped: bool | None = None) -> PartitionMode:
+        """How ``fuseflow-partition`` forms kernels (``grouped``: by fusion groups; default
+        :attr:`grouped`)."""
         if self.grouped if grouped is None else grouped:
-            mode = PartitionMode.GROUPS
-        else:
-            mode = PartitionMode.parse(self.fusion, "Schedule.fusion")
-        schedule = SchedulePass(order=tuple(self.order)).pipeline_text()
-        return f"builtin.module(fuseflow-normalize,fuseflow-partition{{mode={mode.value}}}," \
-               f"fuseflow-hoist-views,fuseflow-verify-kernels,{schedule}," \
-               "fuseflow-verify-schedule)"
-
-    def dataflow_pipeline(self) -> str:
-        """The pipeline from scheduled fuse.kernel regions to sam.graph dataflow graphs."""
-        return "builtin.module(fuseflow-kernels-to-dataflow)"
+            return PartitionMode.GROUPS
+        return PartitionMode.parse(self.fusion, "Schedule.fusion")
 
 
 @dataclass
@@ -133,15 +160,52 @@ class SimulationResult:
 
 
 class CompiledModel:
-    """A model compiled to SAM dataflow graphs; keeps the IR of every level."""
+    """A model compiled to SAM dataflow graphs; keeps the IR of every level, the scheduled
+    kernels (:attr:`kernels`) and their plans, so one kernel can be rescheduled
+    (:meth:`reschedule`) without replanning the others."""
 
     def __init__(self, levels: dict[str, str], module: "mlir.Module", input_names: list[str],
-                 bound_params: list[torch.Tensor], schedule: Schedule):
+                 bound_params: list[torch.Tensor], schedule: Schedule, *,
+                 kernel_module: "mlir.Module | None" = None, plans: dict | None = None,
+                 entries: dict | None = None):
         self._levels = levels
         self.module = module
         self.input_names = input_names
         self.params = bound_params
         self.schedule = schedule
+        self._kernel_module = kernel_module
+        self._plans = plans or {}
+        self._entries = entries or {}
+
+    @property
+    def kernels(self) -> list[KernelInfo]:
+        """The kernels in program order: name, index, schedule, fused expression, size
+        (planned sam ops) and :meth:`~fuseflow.scheduling.KernelInfo.legal_orders`."""
+        if self._kernel_module is None:
+            return []
+        return kernel_infos(self._kernel_module, self._plans)
+
+    def reschedule(self, kernel, *, order=None, parallel=None, block=None) -> "CompiledModel":
+        """A copy compiled with new schedule fields for one kernel (a name, group entry or
+        index, as in ``Schedule.kernels``): only that kernel is planned again, the others
+        reuse their plans. This model is unchanged."""
+        if self._kernel_module is None:
+            raise ArgumentError("this compiled model keeps no scheduled kernels to reschedule")
+        settings = KernelSettings(order=order, parallel=parallel, block=block)
+        if not settings:
+            raise ArgumentError("reschedule needs at least one of order, parallel, block")
+        names = [kernel_name(op) for op in kernels(self._kernel_module)]
+        name = resolve_kernel(kernel, names, self._entries)
+        module = clone_module(self._kernel_module)
+        with module.context:
+            _run(Pipeline.of(SchedulePass.from_options({"kernel": name,
+                                                        **settings.pass_options()})), module)
+        kernels_per = {**self.schedule.kernels, name: settings}
+        schedule = Schedule(self.schedule.fusion, self.schedule.order, self.schedule.formats,
+                            kernels_per)
+        levels = {"linalg": self._levels["linalg"]}
+        return _lower(module, levels, dict(self._plans), self.input_names, self.params,
+                      schedule, self._entries)
 
     def mlir(self, level: str = "sam") -> str:
         """The IR at ``level`` ('linalg', 'kernels', 'sam')."""
@@ -160,8 +224,8 @@ class CompiledModel:
         if len(tensors) != len(self.input_names):
             raise ArgumentError(f"expected {len(self.input_names) - len(self.params)} inputs, "
                                 f"got {len(inputs)}")
-        trees = [FiberTree.from_torch(t.detach() if isinstance(t, torch.Tensor) else torch.as_tensor(t))
-                 for t in tensors]
+        trees = [FiberTree.from_torch(t.detach() if isinstance(t, torch.Tensor)
+                                      else torch.as_tensor(t)) for t in tensors]
         run = run_module(self.module, trees, arch=arch, engine=engine, trace=trace)
         outputs = [torch.from_numpy(t.to_dense()) for t in run.outputs]
         return SimulationResult(outputs, run.cycles, run)
@@ -218,14 +282,7 @@ class Program:
 
     def clone(self) -> "mlir.Module":
         """A copy of the imported module, in this program's context."""
-        with self.context, self.module.operation.location:
-            copy = mlir.Module.create()
-            for attr in self.module.operation.attributes:
-                copy.operation.attributes[attr.name] = attr.attr
-            with mlir.InsertionPoint(copy.body):
-                for op in self.module.body.operations:
-                    op.operation.clone()
-        return copy
+        return clone_module(self.module)
 
     def compile(self, schedule: Schedule | None = None) -> CompiledModel:
         """Compiles a copy of the imported module with ``schedule`` (default ``Schedule()``)."""
@@ -245,12 +302,51 @@ class Program:
             if kernel_of is not None:
                 tag_groups(module, kernel_of)
             levels = {"linalg": str(module)}
-            Pipeline.parse(schedule.kernel_pipeline(grouped)).run(module)
-            levels["kernels"] = str(module)
-            Pipeline.parse(schedule.dataflow_pipeline()).run(module)
-            levels["sam"] = str(module)
+            groups = group_entries(schedule.fusion, self.plan) if grouped else {}
+            mode = schedule.partition_mode(grouped)
+            to_kernels = Pipeline.phase(KERNEL_PHASE, {"fuseflow-partition": {"mode": mode.value}})
+            before, after = to_kernels.split(SchedulePass.ARGUMENT)
+            with shared_analyses():
+                _run(before, module)
+                _run(schedule_kernels(module, schedule.order, schedule.kernels, groups), module)
+                _run(after, module)
+                entries = kernel_entries(module, groups)
+                compiled = _lower(module, levels, {}, list(self.input_names), self.param_values,
+                                  schedule, entries)
         log.debug("compiled with %s", schedule)
-        return CompiledModel(levels, module, list(self.input_names), self.param_values, schedule)
+        return compiled
+
+
+KERNEL_PHASE = "fuseflow-to-kernels"
+"""The registered phase from imported linalg to scheduled ``fuse.kernel`` regions."""
+DATAFLOW_PHASE = "fuseflow-kernels-to-dataflow"
+"""The registered phase from scheduled kernels to ``sam.graph`` dataflow graphs."""
+
+
+def _lower(module, levels: dict, plans: dict, input_names, params, schedule: Schedule,
+           entries: dict) -> CompiledModel:
+    """Lowers the scheduled ``module`` in place (``plans``: a plan cache, filled) and returns
+    the compiled model keeping a copy of the scheduled kernels."""
+    with module.context, shared_analyses():
+        levels["kernels"] = str(module)
+        scheduled = clone_module(module)
+        lower = LowerToSamPass(plans=plans)
+        _run(Pipeline.phase(DATAFLOW_PHASE).replace(LowerToSamPass.ARGUMENT, lower), module)
+        levels["sam"] = str(module)
+    return CompiledModel(levels, module, input_names, params, schedule,
+                         kernel_module=scheduled, plans=plans, entries=entries)
+
+
+def clone_module(module: "mlir.Module") -> "mlir.Module":
+    """A copy of ``module`` in its context."""
+    with module.context, module.operation.location:
+        copy = mlir.Module.create()
+        for attr in module.operation.attributes:
+            copy.operation.attributes[attr.name] = attr.attr
+        with mlir.InsertionPoint(copy.body):
+            for op in module.body.operations:
+                op.operation.clone()
+    return copy
 
 
 def compile(model, example_inputs=(), schedule: Schedule | None = None,

@@ -20,6 +20,7 @@ class                       module                            raised for
 ``UnsupportedTypeError``    ``fuseflow.dialects.types``       a tensor type we cannot store
 ``CapacityError``           ``fuseflow.dialects.builders``    a container with too many slots
 ``FrontendError``           ``fuseflow.frontend``             a model or format declaration
+``CompileError``            ``fuseflow.compiler``             located compiler diagnostics
 ``GroupingError``           ``fuseflow.grouping``             a fusion configuration
 ``ExecutionError``          ``fuseflow.runtime``              a module the runtime cannot run
 ``LayoutError``             ``fuseflow.layout``               a host layout op

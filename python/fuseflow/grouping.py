@@ -51,6 +51,17 @@ def _groups_of(fusion, plan: FusionPlan | None) -> tuple[tuple[str, ...], ...]:
     return groups
 
 
+def kernel_label(index: int, group: tuple[str, ...]) -> str:
+    """The name of the kernel formed from fusion group ``index`` (``g1:layer2+softmax``)."""
+    names = "+".join(group) if len(group) <= 3 else f"{group[0]}+...+{group[-1]}"
+    return f"g{index}:{names}"
+
+
+def group_entries(fusion, plan: FusionPlan | None = None) -> dict[str, tuple[str, ...]]:
+    """Kernel name -> the group entries (stage, submodule or node names) it is formed from."""
+    return {kernel_label(i, g): g for i, g in enumerate(_groups_of(fusion, plan))}
+
+
 def assign_kernels(program, fusion, plan: FusionPlan | None = None) -> dict[str, str]:
     """FX node name -> kernel name for every node of ``program`` that computes or moves data."""
     trace = traced_ops(program)
@@ -59,8 +70,7 @@ def assign_kernels(program, fusion, plan: FusionPlan | None = None) -> dict[str,
     groups = _groups_of(fusion, plan)
     kernel_of: dict[str, str] = {}
     for index, group in enumerate(groups):
-        name = "+".join(group) if len(group) <= 3 else f"{group[0]}+...+{group[-1]}"
-        name = f"g{index}:{name}"
+        name = kernel_label(index, group)
         for entry in group:
             matched = [t.node for t in trace if _matches(entry, t, stage_of, stages)]
             if not matched:

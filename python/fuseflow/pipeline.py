@@ -127,6 +127,36 @@ class Pipeline:
         return cls(steps)
 
     @classmethod
+    def phase(cls, name: str, options: dict[str, dict[str, str]] | None = None) -> "Pipeline":
+        """The registered phase pipeline ``name``, with textual ``options`` for some of its
+        passes (pass argument -> options); the phases are defined once, in the registry."""
+        if name not in registry.PIPELINES:
+            raise PipelineError(f"unknown phase pipeline '{name}'; registered: "
+                                f"{', '.join(sorted(registry.PIPELINES))}")
+        options = dict(options or {})
+        steps: list[Pass | str] = []
+        for el in expand(parse_pipeline(registry.PIPELINES[name])):
+            if registry.is_registered(el.name):
+                steps.append(registry.create(el.name, {**el.options, **options.pop(el.name, {})}))
+            else:
+                steps.append(el.text)
+        if options:
+            raise PipelineError(f"phase '{name}' has no pass {', '.join(sorted(options))}")
+        return cls(steps)
+
+    def split(self, argument: str) -> tuple["Pipeline", "Pipeline"]:
+        """The steps before the first pass ``argument`` and those after it (it is left out)."""
+        for i, step in enumerate(self.steps):
+            if isinstance(step, Pass) and step.ARGUMENT == argument:
+                return Pipeline(self.steps[:i]), Pipeline(self.steps[i + 1:])
+        raise PipelineError(f"pipeline {self.text()} has no pass '{argument}'")
+
+    def replace(self, argument: str, step: Pass) -> "Pipeline":
+        """This pipeline with every pass ``argument`` replaced by ``step``."""
+        return Pipeline([step if isinstance(s, Pass) and s.ARGUMENT == argument else s
+                         for s in self.steps])
+
+    @classmethod
     def of(cls, *steps: Pass | str) -> "Pipeline":
         """A pipeline from pass objects and upstream pipeline text, in order."""
         return cls(list(steps))
