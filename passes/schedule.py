@@ -64,6 +64,12 @@ class KernelSchedule:
     block: tuple[int, ...] = ()
     formats: tuple[str, ...] = ()
 
+    def to_dict(self) -> dict:
+        """The schedule as JSON data: ``{"order": [...], "parallel": [[var, factor]],
+        "block": [...], "formats": [...]}``."""
+        return {"order": list(self.order), "parallel": [[v, f] for v, f in self.parallel],
+                "block": list(self.block), "formats": list(self.formats)}
+
     def to_attr(self) -> mlir.Attribute:
         """The ``fuseflow.schedule`` dictionary attribute (needs a current context)."""
         i64 = mlir.IntegerType.get_signless(64)

@@ -87,7 +87,7 @@ def kernel_record(name: str, result, schedule: dict[str, Any] | None) -> dict[st
 def kernel_schedules(compiled) -> dict[str, dict[str, Any]]:
     """Per-kernel schedules of a compiled model, by kernel name (``compiled.kernels``, where
     the compiler provides it; empty otherwise)."""
-    return {k.name: dict(k.schedule) for k in getattr(compiled, "kernels", None) or ()}
+    return {k.name: k.schedule.to_dict() for k in getattr(compiled, "kernels", None) or ()}
 
 
 def fill_statistics(run: Run, compiled, result) -> None:
