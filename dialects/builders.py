@@ -1,36 +1,33 @@
 """Builders for the container ops ``fuse.kernel`` and ``sam.graph``.
 
-Both declare their operands and results as fixed optional slots (see the IRDL files), so
-every instance carries ``operandSegmentSizes``/``resultSegmentSizes``; these helpers compute
-them and read the used slots back.
+Both take any number of inputs and results of any types, declared as slots that each hold a run
+of equal consecutive types (:mod:`fuseflow.dialects.containers`); every instance carries
+``operandSegmentSizes``/``resultSegmentSizes`` with the run lengths, which these helpers
+compute from the types.
 """
 
 from __future__ import annotations
 
 from fuseflow import mlir
-from fuseflow.errors import FuseFlowError
+from fuseflow.dialects.containers import (
+    TERMINATOR,
+    CapacityError,
+    input_segments,
+    result_segments,
+)
 
-# IRDL cannot declare terminators; container bodies end in this upstream parent-agnostic one.
-TERMINATOR = "gpu.yield"
-MAX_INPUTS = 32
-MAX_RESULTS = 8
-
-
-class CapacityError(FuseFlowError, ValueError):
-    """A kernel with more inputs or results than the container ops have slots."""
+__all__ = ["TERMINATOR", "CapacityError", "create_container", "segment_attrs"]
 
 
-def segment_attrs(num_inputs: int, num_results: int, what: str) -> dict:
-    """The segment-size attributes of a container with the given operand/result counts."""
-    if num_inputs > MAX_INPUTS:
-        raise CapacityError(f"{what} has {num_inputs} inputs; at most {MAX_INPUTS} are supported")
-    if num_results > MAX_RESULTS:
-        raise CapacityError(f"{what} has {num_results} results; at most {MAX_RESULTS} are supported")
-    ins = [1] * num_inputs + [0] * (MAX_INPUTS - num_inputs)
-    outs = [1] * num_results + [0] * (MAX_RESULTS - num_results)
+def segment_attrs(input_types, result_types, what: str) -> dict:
+    """The segment-size attributes of a container with the given input and result types.
+
+    Raises :class:`CapacityError` when the inputs or results form more runs of equal
+    consecutive types than the container has slots."""
     return {
-        "operandSegmentSizes": mlir.DenseI32ArrayAttr.get(ins),
-        "resultSegmentSizes": mlir.DenseI32ArrayAttr.get(outs),
+        "operandSegmentSizes": mlir.DenseI32ArrayAttr.get(input_segments(list(input_types), what)),
+        "resultSegmentSizes": mlir.DenseI32ArrayAttr.get(result_segments(list(result_types),
+                                                                         what)),
     }
 
 
@@ -41,7 +38,7 @@ def create_container(name: str, inputs, result_types, attributes: dict | None = 
     mirror ``inputs``. The caller appends the body and its :data:`TERMINATOR`.
     """
     attrs = dict(attributes or {})
-    attrs.update(segment_attrs(len(inputs), len(result_types), name))
+    attrs.update(segment_attrs([v.type for v in inputs], result_types, name))
     op = mlir.Operation.create(name, results=list(result_types), operands=list(inputs),
                                attributes=attrs, regions=1, loc=loc)
     block = op.regions[0].blocks.append(*[v.type for v in inputs],

@@ -1,11 +1,12 @@
-"""Writes the sections drawn from :data:`fuseflow.dialects.primitives.PRIMITIVES`.
+"""Writes the sections drawn from :data:`fuseflow.dialects.primitives.PRIMITIVES` and
+:data:`fuseflow.dialects.containers.CONTAINERS`.
 
-Two files hold a generated section between ``BEGIN generated`` and ``END generated`` marker
-lines: the primitives' IRDL declarations in ``dialects/sam.irdl.mlir`` and the op reference in
-``docs/dialects.md``. Both are checked in, so the IRDL file stays a complete dialect
-definition that any MLIR tool loads without Python (``mlir-opt --irdl-file``) and readers see
-the exact declarations; ``test/dialects/test_primitives.py`` fails when either differs from
-the table. After editing the table::
+Sections lie between ``BEGIN generated`` and ``END generated`` marker lines: the primitives'
+IRDL declarations in ``dialects/sam.irdl.mlir``, the container ops' in both IRDL files, and the
+op reference in ``docs/dialects.md``. All are checked in, so the IRDL files stay complete
+dialect definitions that any MLIR tool loads without Python (``mlir-opt --irdl-file``) and
+readers see the exact declarations; ``test/dialects/test_primitives.py`` fails when one
+differs from the tables. After editing a table::
 
     python -m fuseflow.dialects.generate --write     # rewrite both sections
     python -m fuseflow.dialects.generate             # exit 1 and name stale files
@@ -18,6 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from fuseflow.dialects import containers
 from fuseflow.dialects.alu import ALU_OPS
 from fuseflow.dialects.primitives import PRIMITIVES, TENSOR, Attr, Port, Primitive
 
@@ -108,6 +110,46 @@ def irdl_section() -> str:
     return "\n\n".join(irdl_operation(p) for p in PRIMITIVES)
 
 
+def _wrapped_list(head: str, items: list[str], indent: str) -> list[str]:
+    """``head(item, item, ...)`` broken into lines of at most 100 columns."""
+    lines, line = [], f"{indent}{head}("
+    for index, item in enumerate(items):
+        text = item + (")" if index == len(items) - 1 else ",")
+        if len(line) + 1 + len(text) > 100:
+            lines.append(line)
+            line = indent + "    " + text
+        else:
+            line += ("" if line.endswith("(") else " ") + text
+    return lines + [line]
+
+
+def irdl_container(container: containers.Container) -> str:
+    """The ``irdl.operation`` of a container op (indented for its dialect body)."""
+    indent = "    "
+    head = _comment(container.summary) + _comment(
+        f"Any number of inputs and results of any types: slot k holds the k-th run of equal "
+        f"consecutive types (IRDL binds a variable to one type per op, across a variadic's "
+        f"elements too), so {containers.INPUT_SLOTS} input and {containers.RESULT_SLOTS} "
+        f"result slots cap the runs, not the values (dialects/containers.py).")
+    body = [f"{indent}%in{i} = irdl.any" for i in range(containers.INPUT_SLOTS)]
+    body += [f"{indent}%out{i} = irdl.any" for i in range(containers.RESULT_SLOTS)]
+    body += _wrapped_list("irdl.operands", [f"in{i}: variadic %in{i}"
+                                            for i in range(containers.INPUT_SLOTS)], indent)
+    body += _wrapped_list("irdl.results", [f"out{i}: variadic %out{i}"
+                                           for i in range(containers.RESULT_SLOTS)], indent)
+    body += [f"{indent}%body = irdl.region with size 1", f"{indent}irdl.regions(body: %body)"]
+    return "\n".join(["  " + line for line in head]
+                     + [f"  irdl.operation @{container.name} {{"] + body + ["  }"])
+
+
+def container_section(dialect: str):
+    """The generated IRDL of ``dialect``'s container op."""
+    def make() -> str:
+        return "\n\n".join(irdl_container(c) for c in containers.CONTAINERS
+                            if c.dialect == dialect)
+    return make
+
+
 # Docs ---------------------------------------------------------------------------------------
 
 def _port_text(port: Port) -> str:
@@ -164,16 +206,18 @@ def docs_section() -> str:
 
 # Files --------------------------------------------------------------------------------------
 
-def _markers(comment: str) -> tuple[str, str]:
-    return (f"{comment} BEGIN generated from dialects/primitives.py by `{COMMAND}`",
-            f"{comment} END generated")
+def _markers(comment: str, source: str = "primitives") -> tuple[str, str]:
+    return (f"{comment} BEGIN generated from dialects/{source}.py by `{COMMAND}`",
+            f"{comment} END generated from dialects/{source}.py")
 
 
-GENERATED = {
-    "dialects/sam.irdl.mlir": (irdl_section, _markers("  //")),
-    "docs/dialects.md": (docs_section, tuple(f"<!--{m} -->" for m in _markers(""))),
-}
-"""Path (relative to the source root) -> (section text, (begin marker, end marker))."""
+GENERATED = (
+    ("dialects/fuse.irdl.mlir", container_section("fuse"), _markers("  //", "containers")),
+    ("dialects/sam.irdl.mlir", container_section("sam"), _markers("  //", "containers")),
+    ("dialects/sam.irdl.mlir", irdl_section, _markers("  //")),
+    ("docs/dialects.md", docs_section, tuple(f"<!--{m} -->" for m in _markers(""))),
+)
+"""Sections: (path relative to the source root, section text, (begin marker, end marker))."""
 
 
 def splice(text: str, section: str, begin: str, end: str) -> str:
@@ -185,23 +229,27 @@ def splice(text: str, section: str, begin: str, end: str) -> str:
     return "\n".join(lines[:start + 1] + section.split("\n") + lines[stop:])
 
 
+def _regenerated(root: Path) -> dict[str, tuple[str, str]]:
+    """Path -> (text on disk, text with every section regenerated)."""
+    texts: dict[str, tuple[str, str]] = {}
+    for rel, make, (begin, end) in GENERATED:
+        old, new = texts.get(rel) or ((root / rel).read_text(),) * 2
+        texts[rel] = (old, splice(new, make(), begin, end))
+    return texts
+
+
 def stale(root: Path = SOURCE_ROOT) -> list[str]:
-    """The generated files under ``root`` whose section differs from the table."""
-    out = []
-    for rel, (make, (begin, end)) in GENERATED.items():
-        text = (root / rel).read_text()
-        if splice(text, make(), begin, end) != text:
-            out.append(rel)
-    return out
+    """The generated files under ``root`` with a section that differs from the tables."""
+    return [rel for rel, (old, new) in _regenerated(root).items() if old != new]
 
 
 def write(root: Path = SOURCE_ROOT) -> list[str]:
     """Rewrites every stale generated section under ``root``; returns the files changed."""
-    changed = stale(root)
-    for rel in changed:
-        make, (begin, end) = GENERATED[rel]
-        path = root / rel
-        path.write_text(splice(path.read_text(), make(), begin, end))
+    changed = []
+    for rel, (old, new) in _regenerated(root).items():
+        if old != new:
+            (root / rel).write_text(new)
+            changed.append(rel)
     return changed
 
 

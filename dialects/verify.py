@@ -1,12 +1,13 @@
 """Verifiers for what the IRDL definitions of ``fuse`` and ``sam`` cannot say.
 
 IRDL checks operand, result and attribute kinds. These checks add the structural rules:
-container bodies match their operands and end in the shared terminator, every ``sam.graph``
-result is written exactly once per storage level and once for its values, attributes are in
-range of the tensors they index, and operand counts fit each primitive. What the primitive
-table (:mod:`fuseflow.dialects.primitives`) declares is checked for every primitive: only
-declared attributes, each of its declared type (optional ones too, which IRDL cannot
-declare), and the fewest values of variadic groups; ``SAM_CHECKS`` adds per-op rules.
+container segment sizes are the maximal runs of their operand and result types (one spelling
+per container), container bodies match their operands and end in the shared terminator, every
+``sam.graph`` result is written exactly once per storage level and once for its values,
+attributes are in range of the tensors they index, and operand counts fit each primitive.
+What the primitive table (:mod:`fuseflow.dialects.primitives`) declares is checked for every
+primitive: only declared attributes, each of its declared type (optional ones too, which IRDL
+cannot declare), and the fewest values of variadic groups; ``SAM_CHECKS`` adds per-op rules.
 
 ``check_module`` returns located :class:`Diagnostic` records; ``verify_module`` emits them as
 MLIR error diagnostics (``Location.emit_error``) and says whether the module is valid.
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from fuseflow import mlir
 from fuseflow.dialects import primitives
 from fuseflow.dialects.alu import AluError, alu_op
-from fuseflow.dialects.builders import TERMINATOR
+from fuseflow.dialects.containers import TERMINATOR, type_runs
 from fuseflow.dialects.ir import op_of, walk
 from fuseflow.dialects.primitives import Attr, Port, Primitive
 
@@ -84,6 +85,14 @@ def _int_array(op, name: str) -> list[int] | None:
     return None
 
 
+def _zero_padded(sizes: list[int]) -> str:
+    """``[2, 1] then zeros`` for ``[2, 1, 0, ..., 0]``."""
+    used = list(sizes)
+    while used and used[-1] == 0:
+        used.pop()
+    return f"[{', '.join(map(str, used))}] then zeros"
+
+
 class _Checker:
     """One walk over a module, collecting diagnostics."""
 
@@ -132,11 +141,13 @@ class _Checker:
     # Containers.
 
     def check_container(self, op) -> None:
-        for attr, count in (("operandSegmentSizes", len(op.operands)),
-                            ("resultSegmentSizes", len(op.results))):
+        for attr, values, noun in (("operandSegmentSizes", op.operands, "input"),
+                                   ("resultSegmentSizes", op.results, "result")):
             sizes = _int_array(op, attr)
-            if sizes is not None and sizes != [1] * count + [0] * (len(sizes) - count):
-                self.error(op, f"'{attr}' must fill the first {count} slots in order, got {sizes}")
+            runs = type_runs([v.type for v in values])
+            if sizes is not None and sizes != runs + [0] * (len(sizes) - len(runs)):
+                self.error(op, f"'{attr}' must hold the lengths of the runs of equal consecutive "
+                               f"{noun} types, {_zero_padded(runs)}; got {_zero_padded(sizes)}")
         if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
             return  # IRDL reports the region shape
         block = op.regions[0].blocks[0]
@@ -169,7 +180,8 @@ class _Checker:
         yielded = [v.type for v in yield_op.operands]
         results = [r.type for r in op.results]
         if len(yielded) != len(results):
-            self.error(op, f"body yields {len(yielded)} values but the op has {len(results)} results")
+            self.error(op, f"body yields {len(yielded)} values but the op has {len(results)} "
+                           "results")
             return
         for index, (got, want) in enumerate(zip(yielded, results)):
             if got != want:

@@ -18,6 +18,11 @@ After::
 ``mode=full`` puts every compute op of a function into one kernel; ``mode=groups`` makes one
 kernel per value of the ops' ``fuseflow.group`` attribute. A ``tensor.cast`` that gives a
 kernel result its declared (sparse) type moves into the kernel with its producer.
+
+A kernel's inputs and results are ordered by type (types in order of first use, values of one
+type in order of first use): a container holds a run of equal consecutive types per slot
+(:mod:`fuseflow.dialects.containers`), so this order needs one slot per distinct type and a
+kernel of any size fits (a whole 12-decoder GPT-3 has about ten).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass
 
 from fuseflow import mlir
 from fuseflow.dialects.builders import TERMINATOR, CapacityError, create_container
+from fuseflow.dialects.containers import by_type
 from fuseflow.passes.base import ChoiceEnum, Pass, emit_error
 from fuseflow.passes.ir_utils import defining_op, funcs, is_trivial_producer, op_of, walk_nested
 
@@ -236,6 +242,7 @@ def outline(group: list, name: str, before):
                 outputs.append(result)
     if not outputs:
         raise emit_error(group[-1], "kernel computes nothing that is used outside it")
+    inputs, outputs = (by_type(values, lambda v: str(v.type)) for values in (inputs, outputs))
     last = group[-1]
     with mlir.InsertionPoint(before), last.location:
         try:

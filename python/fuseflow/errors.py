@@ -18,7 +18,7 @@ class                       module                            raised for
 ``LoweringError``           ``fuseflow.passes.lowering``      an unsupported kernel
 ``ScheduleError``           ``fuseflow.passes.schedule``      a malformed or illegal schedule
 ``UnsupportedTypeError``    ``fuseflow.dialects.types``       a tensor type we cannot store
-``CapacityError``           ``fuseflow.dialects.builders``    a container with too many slots
+``CapacityError``           ``fuseflow.dialects.containers``  more runs of types than slots
 ``FrontendError``           ``fuseflow.frontend``             a model or format declaration
 ``CompileError``            ``fuseflow.compiler``             located compiler diagnostics
 ``GroupingError``           ``fuseflow.grouping``             a fusion configuration

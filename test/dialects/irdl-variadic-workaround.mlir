@@ -3,11 +3,11 @@
 // The workaround this file guards: IRDL binds a constraint variable to a single type per op,
 // also across the elements of a variadic operand, so a `variadic` list of `irdl.any` would
 // force every input of a `fuse.kernel` or `sam.graph` to one type. Their operands and results
-// are therefore 32 + 8 optional slots with `operandSegmentSizes`/`resultSegmentSizes`
-// (dialects/builders.py). The case below expects that binding. Once IRDL checks variadic
-// elements independently it fails: then declare the container operands and results as one
-// variadic each, drop the slots and segment sizes, check fork/join lane types in
-// dialects/verify.py, and delete this file.
+// are therefore 64 + 16 variadic slots, one per run of equal consecutive types, with
+// `operandSegmentSizes`/`resultSegmentSizes` (dialects/containers.py). The case below expects
+// that binding. Once IRDL checks variadic elements independently it fails: then declare the
+// container operands and results as one variadic each, drop the slots and segment sizes,
+// check fork/join lane types in dialects/verify.py, and delete this file.
 
 // Tests that the lanes of a join, one variadic operand bound to one stream type, cannot mix
 // stream types.
@@ -18,6 +18,6 @@ func.func @join_lanes_bind_one_type() {
     // expected-error @below {{expected '!sam.crd' but got '!sam.ref'}}
     %a = "sam.join"(%i, %ri) : (!sam.crd, !sam.ref) -> !sam.crd
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
+  }) {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
   return
 }

@@ -16,8 +16,8 @@
 #CSR = #sparse_tensor.encoding<{map = (d0, d1) -> (d0 : dense, d1 : compressed)}>
 // CHECK-LABEL: func.func @masked_attention
 // CHECK: %[[KT:.*]] = linalg.transpose ins(%arg1 : tensor<4x3xf32>) {{.*}} permutation = [1, 0]
-// CHECK: "sam.graph"(%arg0, %arg3, %arg2, %[[KT]])
-// CHECK-NEXT: ^bb0(%{{.*}}: tensor<4x3xf32>, %[[MASK:[a-z0-9]+]]: tensor<4x4xf32, #{{.*}}>,
+// CHECK: "sam.graph"(%arg0, %arg2, %arg3, %[[KT]])
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<4x3xf32>, %[[MASK:[a-z0-9]+]]: tensor<4x4xf32, #{{.*}}>,
 // The mask's columns intersect the row of q @ k^T accumulated by a sparse accumulator ...
 // CHECK: %[[QK:.*]]:2 = "sam.spacc"
 // CHECK: %[[MCOL:.*]]:2 = "sam.scan"(%{{.*}}, %[[MASK]]) {level = 1 : i64}
@@ -36,10 +36,10 @@
 // CHECK: %[[OUT:.*]]:2 = "sam.spacc"(%{{.*}}, %[[PV]]) {order = 1 : i64}
 // CHECK: "sam.value_write"(%[[OUT]]#1)
 // CHECK: fuseflow.einsum = "out0[d0,d1] = sum_{d2}(mul(div(exp(sub(
-// CHECK-SAME: mask_fill(T1[d0,d2], sum_{d3}(mul(T0[d0,d3], T3[d3,d2])), fill=-inf),
-// CHECK-SAME: max_{d4}(mask_fill(T1[d0,d4], sum_{d5}(mul(T0[d0,d5], T3[d5,d4])), fill=-inf)))),
+// CHECK-SAME: mask_fill(T2[d0,d2], sum_{d3}(mul(T0[d0,d3], T3[d3,d2])), fill=-inf),
+// CHECK-SAME: max_{d4}(mask_fill(T2[d0,d4], sum_{d5}(mul(T0[d0,d5], T3[d5,d4])), fill=-inf)))),
 // CHECK-SAME: sum_{d6}(exp(sub(
-// CHECK-SAME: T2[d2,d1]))"
+// CHECK-SAME: T1[d2,d1]))"
 // CHECK-SAME: fuseflow.schedule = {block = array<i64>, formats = {{.*}}, order = ["d0", {{.*}}, "d2", "d1"]
 // CHECK-NOT: "sam.graph"
 // CHECK-NOT: "fuse.kernel"

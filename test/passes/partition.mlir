@@ -60,3 +60,40 @@ func.func @cast(%A: tensor<4x5xf32, #CSR>, %B: tensor<4x5xf32, #CSR>) -> tensor<
 // CHECK: %[[CAST:.*]] = tensor.cast
 // CHECK: gpu.yield %[[CAST]] : tensor<4x5xf32, #{{.*}}>
 // CHECK: -> tensor<4x5xf32, #{{.*}}>
+
+// -----
+
+// Tests that a kernel's inputs and results are ordered by type, values of one type in order of
+// first use, so each type is one run of one container slot: inputs M v N w -> M N v w
+// (segments [2, 2]), results 4x3 3 4x3 -> 4x3 4x3 3 (segments [2, 1]).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+// FULL-LABEL: func.func @by_type
+func.func @by_type(%M: tensor<4x3xf32>, %v: tensor<3xf32>, %N: tensor<4x3xf32>, %w: tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>) {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %e1 = tensor.empty() : tensor<3xf32>
+  %a = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%M, %v : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x3xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%v, %w : tensor<3xf32>, tensor<3xf32>) outs(%e1 : tensor<3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.mulf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<3xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %N : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.mulf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x3xf32>
+  return %a, %s, %b : tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>
+}
+// FULL: %[[K:.*]]:3 = "fuse.kernel"(%arg0, %arg2, %arg1, %arg3) ({
+// FULL: gpu.yield %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>
+// FULL: operandSegmentSizes = array<i32: 2, 2, 0,
+// FULL-SAME: resultSegmentSizes = array<i32: 2, 1, 0,
+// FULL: return %[[K]]#0, %[[K]]#2, %[[K]]#1

@@ -22,11 +22,11 @@ func.func @designators() {
 // Tests that consecutive @below expectations all refer to the next line without one.
 func.func @stacked(%x: tensor<4xf32>) {
   // expected-error @below {{'sam.graph' op body argument #0 has type tensor<8xf32>}}
-  // expected-error @below {{'sam.graph' op 'operandSegmentSizes' must fill the first 1 slots in order}}
+  // expected-error @below {{'sam.graph' op 'operandSegmentSizes' must hold the lengths of the runs of equal consecutive input types, [1] then zeros; got [0, 1] then zeros}}
   "sam.graph"(%x) ({
   ^bb0(%a: tensor<8xf32>):
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
+  }) {operandSegmentSizes = array<i32: 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
   return
 }
 
