@@ -22,6 +22,6 @@ func.func @unscheduled(%A: tensor<4x5xf32>, %B: tensor<5x3xf32, #CSR>) -> tensor
       linalg.yield %s : f32
     } -> tensor<4x3xf32>
     "gpu.yield"(%r) : (tensor<4x3xf32>) -> ()
-  }) {name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32>, tensor<5x3xf32, #CSR>) -> tensor<4x3xf32>
+  }) {name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32>, tensor<5x3xf32, #CSR>) -> tensor<4x3xf32>
   return %k : tensor<4x3xf32>
 }
