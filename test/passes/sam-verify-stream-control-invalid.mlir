@@ -17,7 +17,7 @@ func.func @alu_depths(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%d) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -42,7 +42,7 @@ func.func @alu_unjoined(%A: tensor<4x5xf32, #CSR>, %B: tensor<4x5xf32, #CSR>) ->
     "sam.level_write"(%ja) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%p) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -64,7 +64,7 @@ func.func @repeat_depth(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%r) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -85,7 +85,7 @@ func.func @locate_parent(%A: tensor<4x5xf32, #CSR>, %B: tensor<4x5xf32>) -> tens
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%v) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -109,7 +109,7 @@ func.func @intersect_outer(%A: tensor<4x5xf32, #CSR>, %B: tensor<4x5xf32, #DCSR>
     "sam.level_write"(%j#0) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%va) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32, #DCSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32, #DCSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -130,7 +130,7 @@ func.func @reduce_without_outer(%A: tensor<4x5xf32, #DCSR>) -> tensor<4xf32> {
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%s) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #DCSR>) -> tensor<4xf32>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #DCSR>) -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
 
@@ -150,7 +150,7 @@ func.func @reduce_outer(%A: tensor<4x5xf32, #DCSR>) -> tensor<4xf32> {
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%s) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #DCSR>) -> tensor<4xf32>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #DCSR>) -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
 
@@ -170,7 +170,7 @@ func.func @level_write_depth(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%v) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -191,7 +191,7 @@ func.func @value_write_depth(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   // expected-error @below {{'sam.value_write' op stream control: result #0 has 2 storage levels; its values: 1 stop level (level 0 of input #0)}}
     "sam.value_write"(%s) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -213,7 +213,7 @@ func.func @join_depth(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%x) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -236,7 +236,7 @@ func.func @join_lanes(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%x) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -260,6 +260,6 @@ func.func @spacc_coordinates(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
     "sam.level_write"(%acc#0) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%acc#1) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }

@@ -16,7 +16,7 @@ func.func @row_sums(%A: tensor<4x5xf32, #CSR>) -> tensor<4xf32> {
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%s) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4xf32>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
 
@@ -38,7 +38,7 @@ func.func @dcsr_row_sums(%A: tensor<4x5xf32, #DCSR>) -> tensor<4xf32> {
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%s) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #DCSR>) -> tensor<4xf32>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #DCSR>) -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
 
@@ -64,7 +64,7 @@ func.func @broadcast_row_max(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%d) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -92,7 +92,7 @@ func.func @intersect_product(%A: tensor<4x5xf32, #CSR>, %B: tensor<4x5xf32, #CSR
     "sam.level_write"(%dj) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%p) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -117,7 +117,7 @@ func.func @fork_join(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%x) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
 
@@ -144,7 +144,7 @@ func.func @spacc_over_rows(%A: tensor<4x5xf32, #CSR>) -> tensor<4x3xf32, #CSR> {
     "sam.level_write"(%acc#0) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%acc#1) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x3xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>) -> tensor<4x3xf32, #CSR>
   return %g : tensor<4x3xf32, #CSR>
 }
 
@@ -171,6 +171,6 @@ func.func @union_sum(%A: tensor<4x5xf32, #CSR>, %B: tensor<4x5xf32, #CSR>) -> te
     "sam.level_write"(%j#0) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%p) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
+  }) {operandSegmentSizes = array<i32: 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR>
   return %g : tensor<4x5xf32, #CSR>
 }
