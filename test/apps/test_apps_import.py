@@ -50,11 +50,15 @@ def test_gcn_with_dense_features_has_only_a_sparse_adjacency():
     assert ["#sparse" in a for a in args] == [True, False]
 
 
-def test_gpt3_imports_attention_as_batched_matmuls():
+def test_gpt3_imports_scores_as_a_broadcast_product_and_context_as_a_batched_matmul():
     model, inputs = get_application("gpt3").build("tiny")
     ir = import_torch(model, inputs)
-    layers = model.config.layers
-    assert len(re.findall(r"linalg\.batch_matmul ", ir)) == 2 * layers  # Q·Kᵀ and ·V
+    config = model.config
+    layers = config.layers
+    # Q·Kᵀ: heads x queries x keys x head_dim products (summed over head_dim), no transpose.
+    product = f"tensor<{config.heads}x{config.seq}x{config.seq}x{config.head_dim}xf32>"
+    assert len(re.findall(rf"-> {product}", ir)) == layers
+    assert len(re.findall(r"linalg\.batch_matmul ", ir)) == layers  # ·V
     assert len(re.findall(r"linalg\.matmul ", ir)) == 4 * layers  # QKV, out, FFN 1 and 2
     assert "0xFF800000" in ir  # the -inf of masked_fill
 

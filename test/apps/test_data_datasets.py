@@ -1,4 +1,5 @@
-"""Karate Club, the synthetic data-set generators and the registry."""
+"""Karate Club, the packaged real Cora graph, the synthetic data-set generators and the
+registry."""
 
 import numpy as np
 import pytest
@@ -6,7 +7,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuseflow.data import DATASETS, karate_club, load_dataset
+from fuseflow.data import DATASETS, PROVENANCES, karate_club, load_dataset
 from fuseflow.data.synthetic import binary_features, power_law_graph
 
 SYNTHETIC = [name for name, spec in DATASETS.items() if spec.source == "synthetic"]
@@ -28,6 +29,44 @@ def test_karate_club_statistics():
 def test_karate_club_cannot_be_scaled():
     with pytest.raises(ValueError, match="cannot be scaled"):
         load_dataset("karate", scale=0.5)
+
+
+def test_cora_is_the_real_citation_graph_with_synthetic_features():
+    graph = load_dataset("cora", seed=0)
+    assert (graph.num_nodes, graph.num_edges, graph.feature_dim) == (2708, 10556, 1433)
+    assert graph.is_symmetric() and not graph.has_self_loops()
+    # Paper ids sorted ascending number the nodes: the file's first line, 35 <- 1033, and its
+    # best-cited paper (35, 166 citing papers + 2 it cites) are where the file puts them.
+    ids = np.unique(np.loadtxt(_cora_file(), dtype=np.int64))
+    first, second = np.searchsorted(ids, [35, 1033])
+    assert graph.adjacency[first, second] == 1 and graph.adjacency[second, first] == 1
+    assert graph.degrees[first] == graph.degrees.max() == 168
+    assert graph.feature_density == pytest.approx(0.0127, rel=0.01)
+    same, other = load_dataset("cora", seed=0), load_dataset("cora", seed=1)
+    assert (same.features != graph.features).nnz == 0
+    assert (other.features != graph.features).nnz > 0
+    assert (other.adjacency != graph.adjacency).nnz == 0, "the graph does not depend on the seed"
+    with pytest.raises(ValueError, match="real graph and cannot be scaled"):
+        load_dataset("cora", scale=0.1)
+
+
+def _cora_file():
+    from importlib import resources
+
+    return resources.files("fuseflow.data").joinpath("cora/cora.cites")
+
+
+def test_cora_ships_with_its_attribution():
+    readme = _cora_file().parent.joinpath("README.md").read_text()
+    assert "McCallum" in readme and "tkipf/pygcn" in readme
+
+
+def test_every_data_set_states_its_provenance():
+    provenance = {name: spec.provenance for name, spec in DATASETS.items()}
+    assert set(provenance.values()) <= set(PROVENANCES)
+    assert provenance == {"karate": "real", "cora": "real graph, synthetic features",
+                          "cora_ml": "synthetic", "dblp": "synthetic", "collab": "synthetic",
+                          "mag": "synthetic"}
 
 
 def test_unknown_data_set_lists_valid_names():
@@ -100,7 +139,7 @@ def test_normalized_adjacency_is_gcn_renormalization():
 
 
 def test_mean_adjacency_rows_sum_to_one():
-    graph = load_dataset("cora", scale=SCALE)
+    graph = load_dataset("cora_ml", scale=SCALE)
     np.testing.assert_allclose(np.asarray(graph.mean_adjacency().sum(axis=1)).ravel(), 1.0,
                                rtol=1e-6)
 

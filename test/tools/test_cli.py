@@ -54,6 +54,7 @@ def no_compile(monkeypatch):
      "invalid value 'fastest' for fusion configuration; valid choices: unfused"),
     (["run", "gcn", "--dataset", "missing/graph.mtx"], "no graph file 'missing/graph.mtx'"),
     (["run", "gcn", "--formats", "nonesuch=csr"], "application 'gcn' has no input or parameter"),
+    (["run", "spmm", "--dense-weights"], "--dense-weights does not apply to kernel 'spmm'"),
 ])
 def test_invalid_options_are_rejected_before_compiling(no_compile, capsys, argv, message):
     assert main(argv) == 2
@@ -123,6 +124,36 @@ def test_application_report_follows_the_schema_and_plots(tmp_path, capsys):
     image = tmp_path / "again.png"
     assert main(["plot", str(folder / "results.json"), "-o", str(image)]) == 0
     assert image.read_bytes().startswith(b"\x89PNG")
+
+
+def test_application_results_name_the_workload_and_the_data_provenance(tmp_path, capsys):
+    out = tmp_path / "gcn.json"
+    assert main(["run", "gcn", "--fusion", "partial", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "on karate (real), preset tiny" in printed
+    assert "workload: published, declared sparse (csr: layer1.weight, layer2.weight)" in printed
+    [run] = json.loads(out.read_text())["runs"]
+    assert (run["provenance"], run["dense_weights"], run["extrapolation"]) == ("real", False, None)
+    assert run["schedule"]["formats"] == {"layer1.weight": "csr", "layer2.weight": "csr"}
+    assert main(["run", "gcn", "--dataset", "cora_ml", "--fusion", "partial", "--dense-weights",
+                 "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "on cora_ml (synthetic)" in printed and "dense variant (--dense-weights)" in printed
+    doc = json.loads(out.read_text())
+    validate(doc)
+    [dense] = doc["runs"]
+    assert (dense["provenance"], dense["dense_weights"]) == ("synthetic", True)
+    assert dense["schedule"]["formats"] == {}
+
+
+def test_list_labels_every_synthetic_data_set(capsys):
+    assert main(["list"]) == 0
+    printed = capsys.readouterr().out
+    rows = {line.split("│")[1].strip(): line for line in printed.splitlines()
+            if line.count("│") == 4}
+    assert "real graph, synthetic features" in rows["cora"]
+    assert "synthetic" in rows["dblp"] and "synthetic" in rows["imagenet"]
+    assert rows["karate"].rstrip(" │").endswith("real")
 
 
 def test_failed_runs_follow_the_schema():

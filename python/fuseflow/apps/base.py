@@ -35,6 +35,10 @@ PRESETS = ("tiny", "small", "published")
 """Size presets: ``tiny`` for tests (runs in a second or two), ``small`` for quick experiments,
 ``published`` for the sizes of the published evaluation."""
 
+WEIGHT_FORMAT = "csr"
+"""The format pruned weights are declared with: ``x @ W`` walks ``W``'s rows (the reduction
+index) outermost and its compressed columns inside, so only the kept weights stream."""
+
 FUSION_LEVELS = ("unfused", "partial", "full")
 """The fusion configurations every application defines."""
 
@@ -66,6 +70,11 @@ class FusionPlan:
     """Configuration name -> kernels -> stage names."""
     sparse_parameters: Mapping[str, float] = field(default_factory=dict)
     """Qualified parameter name -> fraction of zeros, for the pruned weights."""
+    sparse_formats: Mapping[str, str] = field(default_factory=dict)
+    """Input or parameter name -> the sparse format it is declared with (``Schedule.formats``)
+    in the published workload: the pruned weights, and inputs passed dense that hold a sparse
+    pattern (the BigBird mask). :meth:`schedule` declares them unless asked for the dense
+    variant."""
 
     def __post_init__(self) -> None:
         names = [s.name for s in self.stages]
@@ -86,6 +95,20 @@ class FusionPlan:
         by_name = {s.name: s for s in self.stages}
         return tuple(tuple(by_name[name] for name in kernel)
                      for kernel in self.fusion_groups[level])
+
+    def formats(self, dense_weights: bool = False, extra: Mapping[str, str] | None = None
+                ) -> dict[str, str]:
+        """The declared formats of the published workload (:attr:`sparse_formats`; none with
+        ``dense_weights``, the variant streaming every pruned zero), then ``extra``'s."""
+        return {**({} if dense_weights else self.sparse_formats), **(extra or {})}
+
+    def schedule(self, level: str, dense_weights: bool = False,
+                 formats: Mapping[str, str] | None = None):
+        """The :class:`fuseflow.Schedule` of configuration ``level`` with :meth:`formats`."""
+        from fuseflow.compiler import Schedule
+
+        self.kernels(level)
+        return Schedule(fusion=level, formats=self.formats(dense_weights, formats))
 
     def assign(self, trace: list[TracedOp]) -> dict[str, str]:
         """Maps each traced compute node to its stage name, matching ops in program order.
@@ -139,8 +162,31 @@ class Application:
     """``builder(preset, dataset, seed) -> (model, example_inputs)``; see :meth:`build`."""
     planner: Callable
     """``planner(model) -> FusionPlan``; see :meth:`plan`."""
+    repeated: str = ""
+    """The unit the model stacks (GPT-3: ``decoder``), or ``""``; the builder then takes
+    ``layers=n`` and :attr:`layer_counts` gives each preset's count."""
+    layer_counts: Mapping[str, int] = field(default_factory=dict)
+    """Preset -> number of stacked units (only when :attr:`repeated`)."""
 
-    def build(self, preset: str = "tiny", dataset: str | None = None, seed: int = 0):
+    def provenance(self, dataset) -> str:
+        """What ``dataset`` is made of: a :data:`fuseflow.data.PROVENANCES` entry, or
+        ``graph file`` for a loaded :class:`fuseflow.data.GraphData`."""
+        from fuseflow.apps.graph_inputs import GRAPH_INPUTS
+        from fuseflow.data import GraphData, dataset_spec
+
+        if isinstance(dataset, GraphData):
+            return "graph file"
+        if self.inputs == GRAPH_INPUTS:
+            return dataset_spec(dataset).provenance
+        return "synthetic"
+
+    def dataset_label(self, dataset) -> str:
+        """``dataset``'s name with its provenance, e.g. ``cora_ml (synthetic)``."""
+        name = dataset.name if hasattr(dataset, "name") else dataset
+        return f"{name} ({self.provenance(dataset)})"
+
+    def build(self, preset: str = "tiny", dataset: str | None = None, seed: int = 0,
+              layers: int | None = None):
         """Returns ``(model, example_inputs)`` for ``preset`` on ``dataset``.
 
         The model is a ``torch.nn.Module`` in eval mode; ``example_inputs`` is a tuple ordered
@@ -148,6 +194,7 @@ class Application:
         ``torch.sparse_csr`` tensors. Everything is generated from ``seed``. For a graph
         application (inputs ``graph_inputs.GRAPH_INPUTS``) ``dataset`` may also be a loaded
         :class:`fuseflow.data.GraphData` (e.g. a graph file, :func:`fuseflow.data.load_graph`).
+        ``layers`` overrides the preset's count of stacked units (:attr:`repeated` models).
         """
         from fuseflow.apps.graph_inputs import GRAPH_INPUTS
         from fuseflow.data.graph import GraphData
@@ -159,7 +206,14 @@ class Application:
         elif self.inputs != GRAPH_INPUTS:
             raise ValueError(f"{self.name} does not run on a graph: its inputs are "
                              f"{', '.join(self.inputs)}")
-        model, inputs = self.builder(preset, dataset, seed)
+        if layers is None:
+            model, inputs = self.builder(preset, dataset, seed)
+        elif not self.repeated:
+            raise ValueError(f"{self.name} stacks no identical units; 'layers' does not apply")
+        elif not (isinstance(layers, int) and layers >= 1):
+            raise ValueError(f"layers must be a positive integer, got {layers!r}")
+        else:
+            model, inputs = self.builder(preset, dataset, seed, layers=layers)
         return model.eval(), tuple(inputs)
 
     def plan(self, model) -> FusionPlan:

@@ -15,7 +15,7 @@ import math
 import torch
 from torch import nn
 
-from fuseflow.apps.base import Application, FusionPlan, Stage, prune_
+from fuseflow.apps.base import WEIGHT_FORMAT, Application, FusionPlan, Stage, prune_
 from fuseflow.apps.graph_inputs import (
     DEFAULT_DATASETS,
     GRAPH_DATASETS,
@@ -89,6 +89,7 @@ def plan(model: GCN) -> FusionPlan:
     layers[1].append(Stage("softmax", "", ("softmax",)))
     stages = tuple(layers[0] + layers[1])
     names = [[s.name for s in layer] for layer in layers]
+    weights = ("layer1.weight", "layer2.weight")
     return FusionPlan(
         stages=stages,
         fusion_groups={
@@ -96,7 +97,8 @@ def plan(model: GCN) -> FusionPlan:
             "partial": (tuple(names[0]), tuple(names[1])),
             "full": (tuple(names[0] + names[1]),),
         },
-        sparse_parameters={"layer1.weight": WEIGHT_SPARSITY, "layer2.weight": WEIGHT_SPARSITY},
+        sparse_parameters=dict.fromkeys(weights, WEIGHT_SPARSITY),
+        sparse_formats=dict.fromkeys(weights, WEIGHT_FORMAT),
     )
 
 

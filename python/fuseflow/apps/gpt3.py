@@ -4,16 +4,32 @@ Per decoder layer (pre-layernorm, as GPT-3)::
 
     h = LN1(x)
     q, k, v = split(h·Wqkv + bqkv)                      # per head: T x dh
-    O_head = softmax(masked_fill(Q·Kᵀ, M == 0, -inf) / sqrt(dh)) · V
+    S_head = Σ_d q[:, None, d] · k[None, :, d]          # Q·Kᵀ, written as a broadcast product
+    O_head = softmax(masked_fill(S_head, M == 0, -inf) / sqrt(dh)) · V
     x = x + (concat_heads(O)·Wo + bo)
     x = x + (ReLU(LN2(x)·W1 + b1)·W2 + b2)
 
-``M`` is the BigBird block mask (:func:`bigbird_mask`), a dense 0/1 forward input: torch-mlir
-cannot import ``masked_fill`` with a sparse mask (the compiler may declare it sparse). The input
-``x`` is one sequence, ``seq x d_model`` (batch 1 without the batch axis). Projections are
-written ``h @ W + b`` with explicit parameters rather than ``nn.Linear`` because the unfused
-schedule counts the product and the bias as separate kernels. Weights are 90% sparse. No causal
-mask is applied: the published workload masks with the BigBird pattern alone.
+``M`` is the BigBird block mask (:func:`bigbird_mask`), a dense 0/1 forward input (torch-mlir
+cannot import ``masked_fill`` with a sparse mask) that the published workload *declares* CSR
+(``FusionPlan.sparse_formats``): masked-out scores are then never exponentiated, normalized or
+multiplied with ``V``, and where the scores are computed in the attention kernel, only the
+mask's non-zeros are: the block size and the mask's density set the attention's work.
+
+Why ``Q·Kᵀ`` is a broadcast product summed over ``d`` rather than ``q @ k.transpose(-2, -1)``:
+the two are the same function, but the matmul form imports as a transpose (hoisted to the host)
+and a matmul whose default dataflow order walks ``d`` outside the key index (the order rule
+keeps dense operands in storage order before it avoids sparse accumulators), which computes
+every score of a row before the mask is applied. The broadcast form reads ``k`` untransposed,
+so the default order is the inner product per (query, key) pair, and fused with the mask the
+compiler evaluates it only at the mask's non-zeros (a sampled product, SDDMM). Unfused, the
+scores kernel computes every score (as the published unfused schedule does).
+
+The input ``x`` is one sequence, ``seq x d_model`` (batch 1 without the batch axis).
+Projections are written ``h @ W + b`` with explicit parameters rather than ``nn.Linear``
+because the unfused schedule counts the product and the bias as separate kernels. Weights are
+90% sparse and declared CSR. No causal mask is applied: the published workload masks with the
+BigBird pattern alone. Each decoder's weights come from its own seeded generator, so a model
+with fewer decoders is a prefix of one with more (see :mod:`fuseflow.apps.layers`).
 """
 
 from __future__ import annotations
@@ -25,7 +41,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from fuseflow.apps.base import Application, FusionPlan, Stage, prune_
+from fuseflow.apps.base import WEIGHT_FORMAT, Application, FusionPlan, Stage, prune_
 
 
 @dataclass(frozen=True)
@@ -73,6 +89,8 @@ PRESET_CONFIGS = {
     "small": GPT3Config(d_model=256, heads=4, seq=512, ffn=1024, block=32, layers=2),
     "published": GPT3Config(),
 }
+MASK_FORMAT = "csr"
+"""The format the BigBird mask is declared with."""
 BLOCK_DATASETS = {"b4": 4, "b16": 16, "b32": 32, "b64": 64}
 """``dataset`` values of the GPT-3 application: the BigBird block size (b4 for the tiny
 preset, whose 32-token sequence has 8 blocks)."""
@@ -130,7 +148,7 @@ class BlockSparseSelfAttention(nn.Module):
         q = q.view(seq, self.heads, head_dim).transpose(0, 1)
         k = k.view(seq, self.heads, head_dim).transpose(0, 1)
         v = v.view(seq, self.heads, head_dim).transpose(0, 1)
-        scores = q @ k.transpose(-2, -1)
+        scores = (q.unsqueeze(-2) * k.unsqueeze(-3)).sum(-1)
         scores = scores.masked_fill(mask == 0, float("-inf"))
         scores = scores / math.sqrt(head_dim)
         attention = torch.softmax(scores, dim=-1)
@@ -162,6 +180,16 @@ class DecoderLayer(nn.Module):
         self.ln2 = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.ffn = FeedForward(config)
 
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """GPT initialization: weights ``N(0, 0.02)``, biases 0, layernorms identity."""
+        for param in self.parameters():
+            if param.dim() == 2:
+                nn.init.normal_(param, 0.0, 0.02, generator=generator)
+            else:
+                nn.init.zeros_(param)
+        for module in (self.ln1, self.ln2):
+            nn.init.ones_(module.weight)
+
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.ln1(x), mask)
         return x + self.ffn(self.ln2(x))
@@ -174,18 +202,8 @@ class GPT3(nn.Module):
         super().__init__()
         self.config = config
         self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.layers))
-        self.reset_parameters()
-
-    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
-        """GPT initialization: weights ``N(0, 0.02)``, biases 0, layernorms identity."""
-        for param in self.parameters():
-            if param.dim() == 2:
-                nn.init.normal_(param, 0.0, 0.02, generator=generator)
-            else:
-                nn.init.zeros_(param)
-        for module in self.modules():
-            if isinstance(module, nn.LayerNorm):
-                nn.init.ones_(module.weight)
+        for layer in self.layers:
+            layer.reset_parameters()
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
@@ -198,16 +216,28 @@ def sparse_weight_names(model: GPT3) -> list[str]:
     return [name for name, param in model.named_parameters() if param.dim() == 2]
 
 
-def build(preset: str, dataset: str, seed: int):
-    """GPT-3 at ``preset`` size with block size ``dataset``; inputs ``(x, mask)``."""
+def _generator(seed: int, stream: int) -> torch.Generator:
+    """The generator of one decoder's weights (``stream`` = its index) or of ``x`` (-1)."""
+    return torch.Generator().manual_seed(int(np.random.SeedSequence([seed, stream + 1])
+                                             .generate_state(1)[0]))
+
+
+def build(preset: str, dataset: str, seed: int, layers: int | None = None):
+    """GPT-3 at ``preset`` size with block size ``dataset``; inputs ``(x, mask)``.
+
+    ``layers`` overrides the preset's decoder count; decoder ``i`` has the same weights in
+    every model built from ``seed``."""
     config = replace(PRESET_CONFIGS[preset], block=BLOCK_DATASETS[dataset])
+    if layers is not None:
+        config = replace(config, layers=layers)
     model = GPT3(config)
-    generator = torch.Generator().manual_seed(seed)
-    model.reset_parameters(generator)
-    params = dict(model.named_parameters())
-    for name in sparse_weight_names(model):
-        prune_(params[name], config.weight_sparsity, generator)
-    x = torch.randn(config.seq, config.d_model, generator=generator)
+    for i, layer in enumerate(model.layers):
+        generator = _generator(seed, i)
+        layer.reset_parameters(generator)
+        for param in layer.parameters():
+            if param.dim() == 2:
+                prune_(param, config.weight_sparsity, generator)
+    x = torch.randn(config.seq, config.d_model, generator=_generator(seed, -1))
     mask = bigbird_mask(config.seq, config.block, config.window, config.random_blocks,
                         config.global_blocks, seed)
     return model, (x, mask)
@@ -224,7 +254,7 @@ def plan(model: GPT3) -> FusionPlan:
             (Stage(f"{p}.ln1", f"{p}.ln1", ("layer_norm",)),
              Stage(f"{a}.qkv_matmul", a, ("matmul",)),
              Stage(f"{a}.qkv_bias", a, ("add",))),
-            (Stage(f"{a}.scores", a, ("matmul",)),
+            (Stage(f"{a}.scores", a, ("mul", "sum")),
              Stage(f"{a}.mask", a, ("eq", "masked_fill")),
              Stage(f"{a}.scale", a, ("div",)),
              Stage(f"{a}.softmax", a, ("softmax",)),
@@ -256,13 +286,15 @@ def plan(model: GPT3) -> FusionPlan:
             "full": tuple(full),
         },
         sparse_parameters={name: sparsity for name in sparse_weight_names(model)},
+        sparse_formats={"mask": MASK_FORMAT,
+                        **dict.fromkeys(sparse_weight_names(model), WEIGHT_FORMAT)},
     )
 
 
 APPLICATION = Application(
     name="gpt3",
     title="GPT-3 decoder with BigBird block-sparse attention",
-    equations="x += softmax(masked_fill(Q·Kᵀ, M == 0, -inf) / sqrt(dh))·V·Wo + bo "
+    equations="x += softmax(masked_fill(Q·Kᵀ, M == 0, -inf) / sqrt(dh))·V·Wo + bo, M CSR "
               "(Q, K, V from LN1(x)·Wqkv + bqkv); x += ReLU(LN2(x)·W1 + b1)·W2 + b2",
     inputs=("x", "mask"),
     sparse_inputs=(),
@@ -271,4 +303,6 @@ APPLICATION = Application(
     default_datasets={"tiny": "b4", "small": "b32", "published": "b64"},
     builder=build,
     planner=plan,
+    repeated="decoder",
+    layer_counts={preset: config.layers for preset, config in PRESET_CONFIGS.items()},
 )

@@ -12,7 +12,8 @@ GRAPH_INPUTS = ("adjacency", "features")
 """The inputs of a graph application, which can run on any loaded graph."""
 
 PRESET_SCALE = {"tiny": 0.02, "small": 0.1, "published": None}
-"""Scale of synthetic graphs per preset (Karate Club is always whole)."""
+"""Scale of synthetic graphs per preset (the real graphs, Karate Club and Cora, are always
+whole)."""
 
 DEFAULT_DATASETS = {"tiny": "karate", "small": "cora", "published": "cora"}
 
@@ -21,7 +22,7 @@ def load_for_preset(preset: str, dataset: str | GraphData, seed: int) -> GraphDa
     """``dataset`` at the size of ``preset``; a loaded graph (a file) is used whole."""
     if isinstance(dataset, GraphData):
         return dataset
-    scale = None if dataset_spec(dataset).source == "networkx" else PRESET_SCALE[preset]
+    scale = None if dataset_spec(dataset).real_graph else PRESET_SCALE[preset]
     return load_dataset(dataset, seed=seed, scale=scale)
 
 

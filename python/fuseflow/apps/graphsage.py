@@ -13,7 +13,7 @@ import math
 import torch
 from torch import nn
 
-from fuseflow.apps.base import Application, FusionPlan, Stage, prune_
+from fuseflow.apps.base import WEIGHT_FORMAT, Application, FusionPlan, Stage, prune_
 from fuseflow.apps.graph_inputs import (
     DEFAULT_DATASETS,
     GRAPH_DATASETS,
@@ -93,6 +93,8 @@ def plan(model: GraphSAGE) -> FusionPlan:
     layers[1].append(Stage("softmax", "", ("softmax",)))
     stages = tuple(layers[0] + layers[1])
     names = [tuple(s.name for s in layer) for layer in layers]
+    weights = [f"{layer}.{weight}" for layer in ("layer1", "layer2")
+               for weight in ("self_weight", "neighbor_weight")]
     return FusionPlan(
         stages=stages,
         fusion_groups={
@@ -100,9 +102,8 @@ def plan(model: GraphSAGE) -> FusionPlan:
             "partial": (names[0], names[1]),
             "full": (names[0] + names[1],),
         },
-        sparse_parameters={f"{layer}.{weight}": WEIGHT_SPARSITY
-                           for layer in ("layer1", "layer2")
-                           for weight in ("self_weight", "neighbor_weight")},
+        sparse_parameters=dict.fromkeys(weights, WEIGHT_SPARSITY),
+        sparse_formats=dict.fromkeys(weights, WEIGHT_FORMAT),
     )
 
 

@@ -1,11 +1,12 @@
 """Runs an application in its fusion configurations: compile, simulate, check against PyTorch.
 
 Each configuration's kernels run in order, each kernel's simulated output feeding the next
-(the runtime binds real outputs, never PyTorch's). A record per configuration gives total
-and per-kernel cycles, arithmetic operations (ALU + reducer, the recomputation measure),
-value reads, wall times and the comparison with PyTorch. The model is imported once
-(:class:`fuseflow.Program`): ``import_seconds`` is that import, ``compile_seconds`` each
-configuration's compile from it.
+(the runtime binds real outputs, never PyTorch's). The published workload's sparse
+declarations (``FusionPlan.sparse_formats``) apply unless ``dense_weights``. A record per
+configuration gives total and per-kernel cycles, arithmetic operations (ALU + reducer, the
+recomputation measure), value reads, wall times and the comparison with PyTorch. The model is
+imported once (:class:`fuseflow.Program`): ``import_seconds`` is that import,
+``compile_seconds`` each configuration's compile from it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ class ConfigRecord:
     dataset: str
     fusion: str
     engine: str
+    provenance: str = ""
+    dense_weights: bool = False
     cycles: int = 0
     kernels: dict[str, int] = field(default_factory=dict)
     ops: int = 0
@@ -43,7 +46,8 @@ class ConfigRecord:
 
 def run_application(name: str, preset: str = "tiny", dataset: str | None = None,
                     fusion: tuple[str, ...] = FUSION_LEVELS, engine: str = "reference",
-                    seed: int = 0, rtol: float = 1e-4, atol: float = 1e-5) -> list[ConfigRecord]:
+                    seed: int = 0, rtol: float = 1e-4, atol: float = 1e-5,
+                    dense_weights: bool = False) -> list[ConfigRecord]:
     """Builds and imports ``name`` once and runs it in each configuration of ``fusion``."""
     import torch
 
@@ -64,12 +68,13 @@ def run_application(name: str, preset: str = "tiny", dataset: str | None = None,
         program, import_error = None, err
     import_seconds = round(time.perf_counter() - start, 3)
     for level in fusion:
-        rec = ConfigRecord(name, preset, dataset, level, engine, import_seconds=import_seconds)
+        rec = ConfigRecord(name, preset, dataset, level, engine, app.provenance(dataset),
+                           dense_weights, import_seconds=import_seconds)
         try:
             if import_error is not None:
                 raise import_error
             start = time.perf_counter()
-            compiled = program.compile(fuseflow.Schedule(fusion=level))
+            compiled = program.compile(plan.schedule(level, dense_weights))
             rec.compile_seconds = round(time.perf_counter() - start, 3)
             start = time.perf_counter()
             result = compiled.simulate(*inputs, engine=engine)

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
-from fuseflow.apps.base import Application, FusionPlan, Stage, prune_
+from fuseflow.apps.base import WEIGHT_FORMAT, Application, FusionPlan, Stage, prune_
 from fuseflow.data import scipy_to_torch
 
 BATCH = 32
@@ -96,6 +96,7 @@ def plan(model: SparseAutoencoder) -> FusionPlan:
                Stage("encoder.relu", "", ("relu",)))
     decoder = (Stage("decoder.matmul", "", ("mm",)), Stage("decoder.bias", "", ("add",)))
     enc, dec = tuple(s.name for s in encoder), tuple(s.name for s in decoder)
+    weights = ("encoder_weight", "decoder_weight")
     return FusionPlan(
         stages=encoder + decoder,
         fusion_groups={
@@ -103,7 +104,8 @@ def plan(model: SparseAutoencoder) -> FusionPlan:
             "partial": (enc, dec),
             "full": (enc + dec,),
         },
-        sparse_parameters={"encoder_weight": WEIGHT_SPARSITY, "decoder_weight": WEIGHT_SPARSITY},
+        sparse_parameters=dict.fromkeys(weights, WEIGHT_SPARSITY),
+        sparse_formats=dict.fromkeys(weights, WEIGHT_FORMAT),
     )
 
 

@@ -127,16 +127,58 @@ def run_kernel(name: str, sparsity: float, scale: int, formats: dict[str, str],
 
 
 def run_application(app, model, inputs, dataset: str, preset: str, levels: tuple[str, ...],
-                    formats: dict[str, str], settings: Settings, steps) -> list[Outcome]:
+                    formats: dict[str, str], settings: Settings, steps, *,
+                    dense_weights: bool = False, provenance: str | None = None,
+                    extrapolation=None, deeper=None) -> list[Outcome]:
     """An application's built ``model`` in each fusion configuration of ``levels``, imported
-    once (:class:`SharedImport`)."""
-    import fuseflow
+    once (:class:`SharedImport`).
 
-    program = SharedImport(model, inputs, app.plan(model))
+    The published workload's sparse declarations (``FusionPlan.sparse_formats``) apply unless
+    ``dense_weights``; ``formats`` adds to them. With an ``extrapolation``
+    (:mod:`fuseflow.apps.layers`), ``model`` has 1 stacked unit and ``deeper`` is the
+    ``(model, inputs)`` with 2: each configuration runs on both and its totals are
+    extrapolated (the outcome keeps the 2-unit model's kernels and check)."""
+    plan = app.plan(model)
+    program = SharedImport(model, inputs, plan)
+    if extrapolation is not None:
+        deep_model, deep_inputs = deeper
+        deep_plan = app.plan(deep_model)
+        deep_program = SharedImport(deep_model, deep_inputs, deep_plan)
     outcomes = []
     for level in levels:
-        schedule = fuseflow.Schedule(fusion=level, formats=formats)
+        schedule = plan.schedule(level, dense_weights, formats)
         run = Run(app.name, "application", level, schedule_dict(schedule), dataset=dataset,
-                  preset=preset)
-        outcomes.append(execute(run, model, inputs, schedule, settings, steps, program))
+                  preset=preset, provenance=provenance, dense_weights=dense_weights)
+        outcome = execute(run, model, inputs, schedule, settings, steps, program)
+        if extrapolation is not None:
+            deep_schedule = deep_plan.schedule(level, dense_weights, formats)
+            deep_run = Run(app.name, "application", level, schedule_dict(deep_schedule),
+                           dataset=dataset, preset=preset, provenance=provenance,
+                           dense_weights=dense_weights)
+            deep = execute(deep_run, deep_model, deep_inputs, deep_schedule, settings, steps,
+                           deep_program)
+            outcome = _extrapolated(outcome, deep, extrapolation)
+        outcomes.append(outcome)
     return outcomes
+
+
+def _extrapolated(one: Outcome, two: Outcome, extrapolation) -> Outcome:
+    """The 2-unit outcome with totals extrapolated from both (an error in either is kept)."""
+    run = two.run
+    if one.run.status == "error" or run.status == "error":
+        run.error = run.error or f"1-{extrapolation.unit} model: {one.run.error}"
+        run.status = "error"
+        return two
+    if one.run.status != "ok":
+        run.status = "mismatch"
+        run.matches_pytorch = False
+    run.max_abs_error = max(one.run.max_abs_error, run.max_abs_error)
+    run.extrapolation = {"unit": extrapolation.unit, "layers": extrapolation.layers,
+                         "simulated": [1, 2], "cycles": [one.run.cycles, run.cycles],
+                         "formula": extrapolation.formula}
+    run.cycles = extrapolation.apply(one.run.cycles, run.cycles)
+    run.totals = {key: extrapolation.apply(one.run.totals.get(key, 0), value)
+                  for key, value in run.totals.items()}
+    run.compile_seconds = round(one.run.compile_seconds + run.compile_seconds, 3)
+    run.simulate_seconds = round(one.run.simulate_seconds + run.simulate_seconds, 3)
+    return two

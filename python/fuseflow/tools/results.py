@@ -40,6 +40,16 @@ class Run:
     """The :class:`fuseflow.Schedule` compiled: ``fusion``, ``order``, ``formats``."""
     dataset: str | None = None
     preset: str | None = None
+    provenance: str | None = None
+    """What an application's data set is made of: ``real``, ``real graph, synthetic features``,
+    ``synthetic`` or ``graph file`` (``Application.provenance``)."""
+    dense_weights: bool | None = None
+    """For an application: whether it ran the dense variant (nothing declared sparse) rather
+    than the published workload (pruned weights and masks declared sparse)."""
+    extrapolation: dict[str, Any] | None = None
+    """Set when the totals are extrapolated from simulations of fewer stacked units (GPT-3
+    decoders): ``unit``, ``layers``, ``simulated`` depths, their ``cycles`` and the
+    ``formula``; ``kernels`` are then those of the deepest simulated model."""
     sparsity: float | None = None
     scale: int | None = None
     status: str = "error"

@@ -5,6 +5,7 @@
     fuseflow run gcn --dataset cora --preset published  # an application in every configuration
     fuseflow run gcn --dataset graph.mtx --fusion full  # on a graph file
     fuseflow run gcn --report reports/gcn               # JSON, plot and graph views in a folder
+    fuseflow run sae --dense-weights                    # pruned weights streamed dense
 
 Options that do not apply to the target (``--sparsity`` for an application, ``--fusion`` for a
 kernel, ...) are errors, as are unknown engines, data sets and ``--arch`` or ``--formats``
@@ -28,7 +29,8 @@ log = logging.getLogger(__name__)
 
 KERNEL_ONLY = {"sparsity": 0.5, "scale": 1}
 """Options of kernels, with their defaults."""
-APPLICATION_ONLY = {"dataset": None, "preset": "tiny", "fusion": "all"}
+APPLICATION_ONLY = {"dataset": None, "preset": "tiny", "fusion": "all", "dense_weights": False,
+                    "all_layers": False}
 """Options of applications, with their defaults (``dataset`` None: the preset's)."""
 TOLERANCES = {"kernel": (1e-5, 1e-5), "application": (1e-4, 1e-5)}
 """Default ``(rtol, atol)`` of the check against PyTorch."""
@@ -74,6 +76,13 @@ def register(commands) -> None:
     app.add_argument("--preset", default=None, help="size: tiny (default), small, published")
     app.add_argument("--fusion", default=None,
                      help="fusion configuration: unfused, partial, full or all (default)")
+    app.add_argument("--dense-weights", action="store_true", default=None,
+                     help="run the dense variant: declare nothing sparse (pruned weights and "
+                          "the BigBird mask stream every zero), for comparison with the "
+                          "published workload")
+    app.add_argument("--all-layers", action="store_true", default=None,
+                     help="simulate every GPT-3 decoder instead of extrapolating from models "
+                          "of 1 and 2 decoders")
     run.set_defaults(func=cmd_run)
     lst = commands.add_parser("list", help="list the kernels and applications")
     lst.set_defaults(func=cmd_list)
@@ -93,7 +102,7 @@ def resolve(args) -> str:
                           f"{', '.join([*KERNELS, *APPLICATIONS])}")
     given = [name for name in misplaced if getattr(args, name) is not None]
     if given:
-        flags = ", ".join(f"--{name}" for name in given)
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in given)
         raise OptionError(f"{flags} does not apply to {kind} '{args.target}' (it applies to "
                           f"{'kernels' if kind == 'application' else 'applications'})")
     for name, default in defaults.items():
@@ -179,16 +188,31 @@ def _run_application(args, formats, settings, console):
     preset = check_choice(args.preset, PRESETS, "preset")
     levels = FUSION_LEVELS if args.fusion == "all" else (
         check_choice(args.fusion, FUSION_LEVELS, "fusion configuration"),)
-    with tty.steps(1 + 3 * len(levels)) as steps:
+    from fuseflow.apps.layers import extrapolation as extrapolation_of
+
+    extrapolation = extrapolation_of(app, preset, args.all_layers)
+    runs_per_level = 1 if extrapolation is None else 2
+    with tty.steps(1 + 3 * len(levels) * runs_per_level) as steps:
         steps.start(f"building {app.name}")
-        model, inputs, dataset = _build(app, preset, args.dataset, args.seed)
+        model, inputs, dataset, provenance = _build(app, preset, args.dataset, args.seed,
+                                                    1 if extrapolation else None)
+        deeper = None
+        if extrapolation is not None:
+            deeper = _build(app, preset, args.dataset, args.seed, 2)[:2]
         names = [*app.inputs, *(n for n, _ in model.named_parameters())]
         _check_format_names(formats, names, f"application '{app.name}'")
         steps.done()
         outcomes = run_application(app, model, inputs, dataset, preset, levels, formats,
-                                   settings, steps)
-    console.print(f"{app.title} ({app.name}) on {dataset}, preset {preset}, {args.engine} "
-                  f"engine: {_describe_inputs(app.inputs, inputs)}", soft_wrap=True)
+                                   settings, steps, dense_weights=args.dense_weights,
+                                   provenance=provenance, extrapolation=extrapolation,
+                                   deeper=deeper)
+    console.print(f"{app.title} ({app.name}) on {dataset} ({provenance}), preset {preset}, "
+                  f"{args.engine} engine: {_describe_inputs(app.inputs, inputs)}",
+                  soft_wrap=True)
+    console.print(_describe_workload(app.plan(model), args.dense_weights), soft_wrap=True)
+    if extrapolation is not None:
+        console.print(f"totals: {extrapolation.describe()} (kernels listed: the 2-"
+                      f"{extrapolation.unit} model)", soft_wrap=True)
     speedups = results.speedups([o.run for o in outcomes]).get(app.name, {})
     rows = []
     for o in outcomes:
@@ -215,8 +239,23 @@ def _run_application(args, formats, settings, console):
     return outcomes
 
 
-def _build(app, preset: str, dataset: str | None, seed: int):
-    """The model, its inputs and the data set's name; ``dataset`` may be a graph file."""
+def _describe_workload(plan, dense_weights: bool) -> str:
+    if dense_weights:
+        return "workload: dense variant (--dense-weights): nothing declared sparse"
+    declared = sorted(plan.sparse_formats.items())
+    if not declared:
+        return "workload: published (no pruned weights)"
+    by_format: dict[str, list[str]] = {}
+    for name, fmt in declared:
+        by_format.setdefault(fmt, []).append(name)
+    listed = "; ".join(f"{fmt}: {', '.join(names) if len(names) <= 4 else f'{len(names)} tensors'}"
+                       for fmt, names in by_format.items())
+    return f"workload: published, declared sparse ({listed})"
+
+
+def _build(app, preset: str, dataset: str | None, seed: int, layers: int | None = None):
+    """The model, its inputs, the data set's name and provenance; ``dataset`` may be a graph
+    file; ``layers`` overrides a stacked model's depth."""
     if dataset is not None and _is_graph_file(dataset):
         from fuseflow.apps.graph_inputs import GRAPH_INPUTS
         from fuseflow.data.formats import load_graph
@@ -226,9 +265,11 @@ def _build(app, preset: str, dataset: str | None, seed: int):
                               "graph files (its inputs are not a graph)")
         graph = load_graph(dataset)
         model, inputs = app.build(preset, graph, seed)
-        return model, inputs, f"{graph.name} ({dataset}, {graph.num_nodes} nodes)"
-    model, inputs = app.build(preset, dataset, seed)
-    return model, inputs, dataset or app.default_datasets[preset]
+        return (model, inputs, f"{graph.name} ({dataset}, {graph.num_nodes} nodes)",
+                app.provenance(graph))
+    model, inputs = app.build(preset, dataset, seed, layers)
+    dataset = dataset or app.default_datasets[preset]
+    return model, inputs, dataset, app.provenance(dataset)
 
 
 def _is_graph_file(dataset: str) -> bool:
@@ -295,4 +336,11 @@ def cmd_list(args) -> int:
     console.print(tty.table("applications", ["name", "what", "data sets"],
                             [[a.name, a.title, ", ".join(a.datasets)]
                              for a in APPLICATIONS.values()]))
+    users: dict[tuple[str, str], list[str]] = {}
+    for a in APPLICATIONS.values():
+        for d in a.datasets:
+            users.setdefault((d, a.provenance(d)), []).append(a.name)
+    console.print(tty.table("data sets", ["name", "applications", "provenance"],
+                            [[d, ", ".join(names), provenance]
+                             for (d, provenance), names in users.items()]))
     return 0

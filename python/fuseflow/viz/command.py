@@ -101,8 +101,8 @@ def _build(args):
         fusion = args.fusion or APP_DEFAULTS["fusion"]
         app = APPLICATIONS[target]
         model, inputs = app.build(preset, args.dataset, args.seed)
-        compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=fusion),
-                                    plan=app.plan(model))
+        plan = app.plan(model)
+        compiled = fuseflow.compile(model, inputs, plan.schedule(fusion), plan=plan)
         title = f"{target} · {preset} · {fusion}"
     elif target in KERNELS:
         _reject(args, APP_OPTIONS, f"kernel {target!r}")
