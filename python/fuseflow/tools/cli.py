@@ -5,6 +5,7 @@ simulate them, check them against PyTorch, and plot the results.
     fuseflow run gcn --dataset cora --report DIR    # an application in every configuration
     fuseflow view gcn -o gcn.html                   # the dataflow graphs, interactive
     fuseflow plot results.json                      # speedups and per-kernel cycles
+    fuseflow reproduce fig12 fig14 --preset small   # the published figures, regenerated
     fuseflow list                                   # kernels and applications
 
 Each subcommand lives in its own module, whose registration function (listed in
@@ -20,11 +21,12 @@ import argparse
 import sys
 import warnings
 
+from fuseflow.reproduce import command as reproduce_cmd
 from fuseflow.tools import plot, run_cmd
 from fuseflow.tools.console import configure_logging, make_console
 from fuseflow.viz import command as view_cmd
 
-COMMANDS = (run_cmd.register, view_cmd.add_parser, plot.register)
+COMMANDS = (run_cmd.register, view_cmd.add_parser, plot.register, reproduce_cmd.register)
 """Functions ``register(subparsers)`` adding the subcommands, in help order."""
 
 

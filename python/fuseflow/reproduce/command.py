@@ -1,0 +1,115 @@
+"""``fuseflow reproduce``: Figures 12 and 14 of the published evaluation, regenerated.
+
+    fuseflow reproduce fig12                            # tiny preset: every app in minutes
+    fuseflow reproduce fig12 fig14 --preset small       # both figures from one sweep
+    fuseflow reproduce fig12 --preset published --timeout 1800 --apps gcn,graphsage
+
+Writes ``points.json`` (every finished point, the resumable cache) and, per figure,
+``<figure>.json``, ``<figure>.md`` (the table beside the published ratios) and
+``<figure>.png`` into ``--out`` (default ``reports/reproduce-<preset>``). Run it again to
+resume: finished points are kept. Exit status 1 when a point failed, timed out or differs from
+PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_OUT = Path("reports")
+"""Parent of the default output folder, ``reports/reproduce-<preset>`` (relative to the
+folder the command runs in)."""
+
+
+def register(commands) -> None:
+    """Adds ``reproduce`` to the ``fuseflow`` subcommands."""
+    from fuseflow.apps.base import PRESETS
+    from fuseflow.reproduce.figures import FIGURES
+
+    parser = commands.add_parser(
+        "reproduce", help="regenerate Figures 12 and 14 (every application × data set × "
+                          "fusion configuration) beside the published ratios",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n" + __doc__.split("\n\n")[1])
+    parser.add_argument("figures", nargs="+", choices=FIGURES, metavar="FIGURE",
+                        help=f"{' and/or '.join(FIGURES)} (they share one sweep)")
+    parser.add_argument("--preset", default="tiny", choices=PRESETS,
+                        help="size of every workload (default: tiny)")
+    parser.add_argument("--out", metavar="DIR", default=None,
+                        help="output folder (default: reports/reproduce-<preset>)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes at once (default: the cores not busy, from "
+                             "the load average; at least 1)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="kill a point after this many seconds (default: no limit)")
+    parser.add_argument("--apps", default=None, metavar="A,B",
+                        help="only these applications (default: sae, gcn, graphsage, gpt3)")
+    parser.add_argument("--datasets", default=None, metavar="D,E",
+                        help="only these data sets")
+    parser.add_argument("--dense-weights", action="store_true",
+                        help="the dense variants (nothing declared sparse) instead of the "
+                             "published workloads")
+    parser.add_argument("--retry-failed", action="store_true",
+                        help="re-run cached points that failed or timed out")
+    parser.add_argument("--engine", default="fast", choices=("fast", "reference"),
+                        help="simulator engine (default: fast)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of data and weights")
+    parser.set_defaults(func=cmd_reproduce)
+
+
+def _names(value: str | None) -> tuple[str, ...] | None:
+    return tuple(v.strip() for v in value.split(",") if v.strip()) if value else None
+
+
+def cmd_reproduce(args) -> int:
+    """Runs the sweep and writes the figures; 1 if any point failed or mismatched."""
+    from fuseflow.reproduce import figures
+    from fuseflow.reproduce.sweep import (
+        Cache,
+        SweepSettings,
+        default_workers,
+        run_sweep,
+        sweep_points,
+    )
+    from fuseflow.tools import console as tty
+
+    console = tty.make_console()
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise ValueError(f"--timeout must be positive, got {args.timeout}")
+    points = sweep_points(args.preset, _names(args.apps), _names(args.datasets),
+                          args.dense_weights)
+    if not points:
+        raise ValueError("no points: --apps and --datasets select nothing")
+    out = Path(args.out) if args.out else DEFAULT_OUT / f"reproduce-{args.preset}"
+    settings = SweepSettings(engine=args.engine, seed=args.seed,
+                             workers=args.workers or default_workers(), timeout=args.timeout,
+                             retry_failed=args.retry_failed)
+    cached = sum(Cache(out).done(p, args.retry_failed) for p in points)
+    console.print(f"{len(points)} points ({cached} cached in {out / 'points.json'}), "
+                  f"{settings.workers} worker{'s' * (settings.workers > 1)}", soft_wrap=True)
+    start = time.perf_counter()
+    with tty.steps(len(points) - cached) as steps:
+        steps.start(f"running {len(points) - cached} points")
+
+        def report(result, done, total):
+            cost = f"{result.wall_seconds:.0f} s" if result.wall_seconds is not None else ""
+            tty.make_console(sys.stderr).print(
+                f"[{done}/{total}] {result.key}: {result.status} {cost}", markup=False,
+                soft_wrap=True)
+            steps.done()
+
+        records = run_sweep(points, out, settings, report)
+    wall = round(time.perf_counter() - start, 1)
+    for figure in args.figures:
+        doc = figures.document(figure, args.preset, records, wall if cached == 0 else None)
+        paths = figures.write(doc, out)
+        console.print(figures.markdown(doc), markup=False, soft_wrap=True)
+        for what, path in paths.items():
+            console.print(f"{what}: {path}", soft_wrap=True)
+    bad = [r for r in records if r["status"] != "ok"]
+    return 1 if bad or len(records) < len(points) else 0

@@ -1,0 +1,231 @@
+"""Figures 12 and 14 from a sweep's points: a JSON document, a markdown table beside the
+published ratios, and a PNG.
+
+* Figure 12: speedup of partial and full fusion over unfused (cycles) per application and data
+  set.
+* Figure 14: work of partial and full fusion normalized to unfused: FLOPs (the ALU and reducer
+  operations) and bytes moved (every read and write of coordinates, references and values).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fuseflow.reproduce.published import (
+    fig14_reference,
+    format_reference,
+    published_speedup,
+)
+
+FIGURES = ("fig12", "fig14")
+MEASURES = {"fig12": ("cycles",), "fig14": ("ops", "bytes_moved")}
+FUSED = ("partial", "full")
+
+
+def rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per application × data set: the three configurations' records and the ratios
+    to unfused (``speedup``: unfused cycles over the configuration's; ``flops`` and
+    ``bytes``: the configuration's work over unfused)."""
+    grouped: dict[tuple[str, str], dict[str, dict]] = {}
+    for point in points:
+        grouped.setdefault((point["app"], point["dataset"]), {})[point["fusion"]] = point
+    out = []
+    for (app, dataset), by_level in grouped.items():
+        base = by_level.get("unfused")
+        row: dict[str, Any] = {"app": app, "dataset": dataset,
+                               "provenance": next(p["provenance"] for p in by_level.values()),
+                               "points": by_level, "speedup": {}, "flops": {}, "bytes": {}}
+        for level in FUSED:
+            point = by_level.get(level)
+            if not _usable(base) or not _usable(point):
+                continue
+            row["speedup"][level] = base["cycles"] / point["cycles"]
+            if base["ops"]:
+                row["flops"][level] = point["ops"] / base["ops"]
+            if base["bytes_moved"]:
+                row["bytes"][level] = point["bytes_moved"] / base["bytes_moved"]
+        out.append(row)
+    return out
+
+
+def _usable(point) -> bool:
+    return point is not None and point["status"] in ("ok", "mismatch") and bool(point["cycles"])
+
+
+def document(figure: str, preset: str, points: list[dict[str, Any]], wall_seconds: float | None
+             ) -> dict[str, Any]:
+    """The figure's JSON: its rows with the published references and the sweep's cost."""
+    table = rows(points)
+    for row in table:
+        row["published"] = _published(figure, row["app"], row["dataset"])
+    timed = [p for p in points if p.get("wall_seconds") is not None]
+    return {
+        "figure": figure,
+        "preset": preset,
+        "rows": table,
+        "points": len(points),
+        "failed": [p["key"] for p in points if p["status"] in ("error", "timeout")],
+        "mismatched": [p["key"] for p in points if p["status"] == "mismatch"],
+        "extrapolated": [p["key"] for p in points if p.get("extrapolation")],
+        "sweep_wall_seconds": wall_seconds,
+        "point_wall_seconds": round(sum(p["wall_seconds"] for p in timed), 1),
+        "slowest": [{"key": p["key"], "wall_seconds": p["wall_seconds"]}
+                    for p in sorted(timed, key=lambda p: -p["wall_seconds"])[:5]],
+        "peak_rss_bytes": max((p.get("peak_rss_bytes") or 0 for p in points), default=0),
+    }
+
+
+def _published(figure: str, app: str, dataset: str) -> dict[str, Any]:
+    if figure == "fig12":
+        return {level: published_speedup(app, dataset, level) for level in FUSED}
+    return {level: {m: fig14_reference(app, level, m) for m in ("flops", "bytes")}
+            for level in FUSED}
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """The figure as a markdown table beside the published ratios, with its notes."""
+    lines = [f"# {_title(doc['figure'])} ({doc['preset']} preset)", ""]
+    if doc["figure"] == "fig12":
+        lines += ["| application | data set | provenance | unfused cycles | partial | full | "
+                  "published partial | published full |",
+                  "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        for row in doc["rows"]:
+            base = row["points"].get("unfused")
+            lines.append(
+                f"| {row['app']} | {row['dataset']} | {row['provenance']} | "
+                f"{_cycles(base)} | {_ratio(row, 'speedup', 'partial')} | "
+                f"{_ratio(row, 'speedup', 'full')} | "
+                f"{format_reference(row['published']['partial'])} | "
+                f"{format_reference(row['published']['full'])} |")
+    else:
+        lines += ["| application | data set | provenance | FLOPs partial | FLOPs full | "
+                  "bytes partial | bytes full | published FLOPs (partial / full) | "
+                  "published bytes (partial / full) |",
+                  "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for row in doc["rows"]:
+            pub = row["published"]
+            lines.append(
+                f"| {row['app']} | {row['dataset']} | {row['provenance']} | "
+                f"{_ratio(row, 'flops', 'partial')} | {_ratio(row, 'flops', 'full')} | "
+                f"{_ratio(row, 'bytes', 'partial')} | {_ratio(row, 'bytes', 'full')} | "
+                f"{format_reference(pub['partial']['flops'])} / "
+                f"{format_reference(pub['full']['flops'])} | "
+                f"{format_reference(pub['partial']['bytes'])} / "
+                f"{format_reference(pub['full']['bytes'])} |")
+    lines += ["", *_notes(doc)]
+    return "\n".join(lines) + "\n"
+
+
+def _title(figure: str) -> str:
+    return {"fig12": "Figure 12: speedup over unfused",
+            "fig14": "Figure 14: work normalized to unfused"}[figure]
+
+
+def _cycles(point) -> str:
+    if point is None:
+        return "-"
+    if point["status"] in ("error", "timeout"):
+        return point["status"]
+    return f"{point['cycles']:,}"
+
+
+def _ratio(row, measure: str, level: str) -> str:
+    value = row[measure].get(level)
+    if value is None:
+        point = row["points"].get(level)
+        return point["status"] if point and point["status"] in ("error", "timeout") else "-"
+    mark = "" if row["points"][level]["status"] == "ok" else " (mismatch)"
+    return (f"{value:.3g}×" if value < 0.1 else f"{value:.2f}×") + mark
+
+
+def _notes(doc: dict[str, Any]) -> list[str]:
+    notes = ["Ratios within one simulator: compare them with the published ratios, not the "
+             "cycles. Provenance: `synthetic` data sets are seeded stand-ins with the published "
+             "statistics; `cora` is the real citation graph with synthetic features."]
+    if doc["extrapolated"]:
+        notes.append(f"Extrapolated from models of 1 and 2 decoders (t(n) = t(1) + (n-1)·(t(2) - "
+                     f"t(1))): {', '.join(doc['extrapolated'])}.")
+    for label, keys in (("Failed or timed out", doc["failed"]),
+                        ("Differ from PyTorch", doc["mismatched"])):
+        if keys:
+            notes.append(f"{label}: {', '.join(keys)}.")
+    if doc["sweep_wall_seconds"] is not None:
+        notes.append(f"This sweep: {doc['sweep_wall_seconds']:.0f} s wall; points "
+                     f"{doc['point_wall_seconds']:.0f} s of worker time; peak worker RSS "
+                     f"{doc['peak_rss_bytes'] / 2**30:.2f} GiB.")
+    if doc["slowest"]:
+        notes.append("Slowest points: " + ", ".join(
+            f"{s['key']} {s['wall_seconds']:.0f} s" for s in doc["slowest"]) + ".")
+    return [f"- {n}" for n in notes]
+
+
+def plot(doc: dict[str, Any], path) -> Path:
+    """The figure as a PNG: bars of our ratios per application and data set (log scale), the
+    published values as black marks (ranges as bars)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = doc["rows"]
+    labels = [f"{r['app']}\n{r['dataset']}" for r in table]
+    panels = [("speedup", "speedup over unfused")] if doc["figure"] == "fig12" else [
+        ("flops", "FLOPs / unfused"), ("bytes", "bytes / unfused")]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(6.0, 0.9 * len(table) + 2), 3.6 *
+                                                      len(panels)), squeeze=False)
+    width = 0.38
+    for ax, (measure, ylabel) in zip(axes[:, 0], panels):
+        for i, level in enumerate(FUSED):
+            xs = [j + (i - 0.5) * width for j in range(len(table))]
+            ys = [r[measure].get(level, float("nan")) for r in table]
+            ax.bar(xs, ys, width, label=f"{level} (ours)", color=("tab:blue", "tab:orange")[i])
+            for x, row in zip(xs, table):
+                ref = _reference_of(doc["figure"], row, measure, level)
+                if ref is None:
+                    continue
+                low, high = ref
+                if low == high:
+                    ax.plot([x - width / 2, x + width / 2], [low, low], color="black", lw=2)
+                else:
+                    ax.vlines(x, low, high, color="black", lw=3)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_ylabel(ylabel)
+        ax.set_xticks(range(len(table)), labels, fontsize=7)
+    axes[0, 0].plot([], [], color="black", lw=2, label="published")
+    axes[0, 0].legend(fontsize=7)
+    axes[0, 0].set_title(f"{_title(doc['figure'])} ({doc['preset']} preset)")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _reference_of(figure, row, measure, level):
+    """The published value of a bar as a ``(low, high)`` pair, or None."""
+    if figure == "fig12":
+        value = row["published"].get(level)
+    else:
+        value = row["published"][level][measure]
+    if value is None:
+        return None
+    if isinstance(value, tuple) or isinstance(value, list):
+        low, high = value
+        return (low if low is not None else high, high)
+    return (value, value)
+
+
+def write(doc: dict[str, Any], folder) -> dict[str, Path]:
+    """Writes ``<figure>.json``, ``<figure>.md`` and ``<figure>.png`` into ``folder``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    name = doc["figure"]
+    paths = {"json": folder / f"{name}.json", "markdown": folder / f"{name}.md",
+             "plot": folder / f"{name}.png"}
+    paths["json"].write_text(json.dumps(doc, indent=1) + "\n")
+    paths["markdown"].write_text(markdown(doc))
+    plot(doc, paths["plot"])
+    return paths

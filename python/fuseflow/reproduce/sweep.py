@@ -1,0 +1,303 @@
+"""The sweep behind Figures 12 and 14: every application × data set × fusion configuration, one
+*point* each, run in worker processes and cached as they finish.
+
+A point builds its application (GPT-3 at the published preset: models of 1 and 2 decoders,
+extrapolated; see :mod:`fuseflow.apps.layers`), compiles one configuration of the published
+workload (``plan.schedule``), simulates it and checks it against PyTorch, through the same
+code as ``fuseflow run`` (:func:`fuseflow.tools.execute.run_application`).
+
+Workers are forked processes, one per point (so a point's peak memory is its own and a point
+that hangs or exhausts memory is killed without taking the sweep down); each sets torch to one
+thread first (forked workers of a multi-threaded torch were seen to hang). Finished points are
+written to the cache (``points.json``) at once, so an interrupted sweep resumes where it
+stopped; failed points are kept too, and re-run with ``retry_failed``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import multiprocessing
+import os
+import resource
+import time
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any, Callable
+
+from fuseflow.apps.base import FUSION_LEVELS
+from fuseflow.reproduce.published import PRESET_DATASETS, SWEEP_DATASETS
+
+log = logging.getLogger(__name__)
+
+CACHE_NAME = "points.json"
+CACHE_SCHEMA = "fuseflow-reproduce-points/1"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One application × data set × fusion configuration at a preset."""
+
+    app: str
+    dataset: str
+    fusion: str
+    preset: str
+    dense_weights: bool = False
+
+    @property
+    def key(self) -> str:
+        """The cache key."""
+        variant = "dense" if self.dense_weights else "published"
+        return f"{self.preset}/{variant}/{self.app}/{self.dataset}/{self.fusion}"
+
+
+@dataclass
+class PointResult:
+    """What one point measured (``status``: ``ok``, ``mismatch``, ``error`` or ``timeout``)."""
+
+    key: str
+    app: str
+    dataset: str
+    fusion: str
+    preset: str
+    dense_weights: bool
+    status: str = "error"
+    error: str | None = None
+    provenance: str | None = None
+    cycles: int | None = None
+    ops: int | None = None
+    bytes_moved: int | None = None
+    tokens: int | None = None
+    kernels: int | None = None
+    max_abs_error: float | None = None
+    compile_seconds: float | None = None
+    simulate_seconds: float | None = None
+    wall_seconds: float | None = None
+    peak_rss_bytes: int | None = None
+    extrapolation: dict[str, Any] | None = None
+    finished: str = ""
+
+    @classmethod
+    def failed(cls, point: Point, status: str, error: str, wall: float) -> "PointResult":
+        return cls(point.key, point.app, point.dataset, point.fusion, point.preset,
+                   point.dense_weights, status=status, error=error, wall_seconds=round(wall, 2),
+                   finished=_now())
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """How points are run."""
+
+    engine: str = "fast"
+    seed: int = 0
+    workers: int = 1
+    """Worker processes at once."""
+    timeout: float | None = None
+    """Seconds a point may take before its worker is killed (None: no limit)."""
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    retry_failed: bool = False
+    """Re-run cached points that failed or timed out."""
+
+
+def sweep_points(preset: str, apps: tuple[str, ...] | None = None,
+                 datasets: tuple[str, ...] | None = None, dense_weights: bool = False
+                 ) -> list[Point]:
+    """The points of Figure 12 (and 14) at ``preset``, optionally for some applications or
+    data sets only, in figure order."""
+    points = []
+    for app in apps or tuple(SWEEP_DATASETS):
+        if app not in SWEEP_DATASETS:
+            raise ValueError(f"unknown application {app!r}; valid: {', '.join(SWEEP_DATASETS)}")
+        for dataset in PRESET_DATASETS.get((app, preset), SWEEP_DATASETS[app]):
+            if datasets and dataset not in datasets:
+                continue
+            points += [Point(app, dataset, level, preset, dense_weights)
+                       for level in FUSION_LEVELS]
+    return points
+
+
+def default_workers() -> int:
+    """Cores not already busy: ``cpu_count - round(1-minute load average)``, at least 1."""
+    cores = os.cpu_count() or 1
+    busy = round(os.getloadavg()[0]) if hasattr(os, "getloadavg") else 0
+    return max(1, min(cores, cores - busy))
+
+
+class Cache:
+    """The finished points of a sweep folder, saved after every point."""
+
+    def __init__(self, folder: Path):
+        self.path = Path(folder) / CACHE_NAME
+        self.points: dict[str, dict[str, Any]] = {}
+        if self.path.exists():
+            doc = json.loads(self.path.read_text())
+            if doc.get("schema") != CACHE_SCHEMA:
+                raise ValueError(f"'{self.path}' is not a reproduce cache (expected \"schema\": "
+                                 f"\"{CACHE_SCHEMA}\")")
+            self.points = doc["points"]
+
+    def done(self, point: Point, retry_failed: bool) -> bool:
+        """Whether ``point`` is finished (failed ones count unless ``retry_failed``)."""
+        record = self.points.get(point.key)
+        return record is not None and not (retry_failed and record["status"] in
+                                           ("error", "timeout"))
+
+    def add(self, result: PointResult) -> None:
+        self.points[result.key] = asdict(result)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps({"schema": CACHE_SCHEMA, "points": self.points}, indent=1)
+                       + "\n")
+        os.replace(tmp, self.path)
+
+    def results(self, points: list[Point]) -> list[dict[str, Any]]:
+        """The cached records of ``points`` that are finished, in their order."""
+        return [self.points[p.key] for p in points if p.key in self.points]
+
+
+@dataclass
+class _Running:
+    point: Point
+    process: Any
+    conn: Any
+    start: float = field(default_factory=time.perf_counter)
+
+
+def run_sweep(points: list[Point], folder, settings: SweepSettings,
+              report: Callable[[PointResult, int, int], None] | None = None
+              ) -> list[dict[str, Any]]:
+    """Runs the points not yet in ``folder``'s cache, ``settings.workers`` at a time; returns
+    every point's record (cached ones included). ``report(result, done, total)`` is called as
+    each point finishes."""
+    cache = Cache(Path(folder))
+    pending = [p for p in points if not cache.done(p, settings.retry_failed)]
+    if pending:
+        _preload()
+    total, finished = len(pending), 0
+    context = multiprocessing.get_context("fork")
+    running: list[_Running] = []
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, settings.workers):
+                point = pending.pop(0)
+                receive, send = context.Pipe(duplex=False)
+                process = context.Process(target=_worker, args=(point, settings, send),
+                                          name=f"fuseflow-point {point.key}", daemon=True)
+                process.start()
+                send.close()
+                running.append(_Running(point, process, receive))
+            ready = wait([r.conn for r in running] + [r.process.sentinel for r in running],
+                         timeout=1.0)
+            for item in list(running):
+                result = _collect(item, ready, settings.timeout)
+                if result is None:
+                    continue
+                running.remove(item)
+                cache.add(result)
+                finished += 1
+                if report is not None:
+                    report(result, finished, total)
+    finally:
+        for item in running:          # interrupted: stop the workers this sweep started
+            item.process.kill()
+            item.process.join()
+    return cache.results(points)
+
+
+def _preload() -> None:
+    """Imports what every point needs before forking, so workers start with it loaded."""
+    import torch  # noqa: F401
+
+    import fuseflow.apps  # noqa: F401
+    import fuseflow.compiler  # noqa: F401
+    import fuseflow.tools.execute  # noqa: F401
+
+
+def _collect(item: _Running, ready, timeout: float | None) -> PointResult | None:
+    """The result of a running point if it finished, died or timed out; None otherwise."""
+    wall = time.perf_counter() - item.start
+    if item.conn in ready:
+        try:
+            result = item.conn.recv()
+        except EOFError:
+            result = None
+        item.process.join()
+        if result is not None:
+            return result
+    if not item.process.is_alive():
+        item.process.join()
+        code = item.process.exitcode
+        why = "killed (out of memory?)" if code is not None and code < 0 else f"exit code {code}"
+        return PointResult.failed(item.point, "error", f"worker died: {why}", wall)
+    if timeout is not None and wall > timeout:
+        item.process.kill()
+        item.process.join()
+        return PointResult.failed(item.point, "timeout", f"timed out after {timeout:g} s", wall)
+    return None
+
+
+def _worker(point: Point, settings: SweepSettings, conn) -> None:
+    """Runs one point in a forked process and sends its :class:`PointResult`."""
+    import torch
+
+    torch.set_num_threads(1)
+    logging.getLogger().handlers[:] = [logging.NullHandler()]
+    start = time.perf_counter()
+    try:
+        result = run_point(point, settings)
+    except Exception as err:  # noqa: BLE001 - reported in the point's record
+        result = PointResult.failed(point, "error", f"{type(err).__name__}: {err}",
+                                    time.perf_counter() - start)
+    result.wall_seconds = round(time.perf_counter() - start, 2)
+    result.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    conn.send(result)
+    conn.close()
+
+
+def run_point(point: Point, settings: SweepSettings) -> PointResult:
+    """Builds, compiles, simulates and checks one point (in this process)."""
+    import warnings
+
+    from fuseflow.apps import get_application
+    from fuseflow.apps.layers import extrapolation as extrapolation_of
+    from fuseflow.sim.arch import Arch
+    from fuseflow.tools.execute import Settings, run_application
+
+    warnings.filterwarnings("ignore")
+    app = get_application(point.app)
+    extrapolation = extrapolation_of(app, point.preset)
+    layers = 1 if extrapolation else None
+    model, inputs = app.build(point.preset, point.dataset, settings.seed, layers)
+    deeper = app.build(point.preset, point.dataset, settings.seed, 2) if extrapolation else None
+    run_settings = Settings(settings.engine, Arch(), settings.seed, settings.rtol, settings.atol)
+    outcome, = run_application(app, model, inputs, point.dataset, point.preset, (point.fusion,),
+                               {}, run_settings, _NoSteps(), dense_weights=point.dense_weights,
+                               provenance=app.provenance(point.dataset),
+                               extrapolation=extrapolation, deeper=deeper)
+    run = outcome.run
+    return PointResult(
+        point.key, point.app, point.dataset, point.fusion, point.preset, point.dense_weights,
+        status=run.status, error=run.error, provenance=run.provenance, cycles=run.cycles,
+        ops=run.totals.get("ops"), bytes_moved=run.totals.get("bytes_moved"),
+        tokens=run.totals.get("tokens"), kernels=len(run.kernels) or None,
+        max_abs_error=run.max_abs_error, compile_seconds=run.compile_seconds,
+        simulate_seconds=run.simulate_seconds, extrapolation=run.extrapolation,
+        finished=_now())
+
+
+class _NoSteps:
+    """A progress sink for :func:`run_application` (workers draw no progress bars)."""
+
+    def start(self, _description: str) -> None:
+        pass
+
+    def done(self, _count: int = 1) -> None:
+        pass
+
+
+def _now() -> str:
+    import datetime
+
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
