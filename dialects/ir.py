@@ -6,12 +6,26 @@ take an OpView or an Operation and yield generic Operations.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable, Iterator
 
 
 def op_of(op):
     """The generic Operation behind an OpView or Operation."""
     return op.operation if hasattr(op, "operation") else op
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def op_key(op) -> int:
+    """The address of the C++ operation behind ``op``: equal for every Python object of one
+    op while it lives (the bindings' own hash is not), so a key for caches of live ops."""
+    capsule = op_of(op)._CAPIPtr
+    name = repr(capsule).split('"')[1].encode()
+    return _capsule_pointer(capsule, name)
 
 
 def walk(root, prune: Callable | None = None) -> Iterator:

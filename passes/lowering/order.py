@@ -99,7 +99,8 @@ def legal_orders(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
 
 
 class _Scopes:
-    """Which reductions enclose which variables (for the recomputation measure)."""
+    """Which reductions enclose which variables (for the recomputation measure), and the
+    per-variable facts the order search asks about at every step, precomputed."""
 
     def __init__(self, kernel: KernelExpr):
         self.reduces = kernel.reduces()
@@ -108,6 +109,20 @@ class _Scopes:
         self.inner: dict[int, set[str]] = {}       # rid -> own and nested bound variables
         for root in kernel.roots:
             self._walk(root.expr, set(root.out_vars))
+        self.bound = {r.rid: frozenset(r.vars) for r in self.reduces}
+        # Variables whose placement repeats a reduction not yet started: enclosing, not own.
+        self.outside = {r.rid: frozenset(self.enclosing[r.rid] - self.own[r.rid])
+                        for r in self.reduces}
+        self.frees_bound_by: dict[str, list[frozenset]] = {}   # v -> free sets of its reductions
+        for r in self.reduces:
+            for v in set(r.vars):
+                self.frees_bound_by.setdefault(v, []).append(frozenset(r.free))
+        self.dense_prefixes: dict[str, list[frozenset]] = {}   # v -> vars before it in dense uses
+        for u in kernel.uses:
+            if u.dense:
+                for v in dict.fromkeys(u.vars):
+                    before = frozenset(u.vars[:u.vars.index(v)])
+                    self.dense_prefixes.setdefault(v, []).append(before)
 
     def _walk(self, expr, outer: set[str]) -> set[str]:
         """Records scopes below ``expr``; returns the variables bound inside it."""
@@ -120,21 +135,40 @@ class _Scopes:
             return set().union(*(self._walk(a, outer) for a in expr.args))
         return set()
 
-    def recompute_increment(self, v: str, placed: set[str]) -> int:
+    def recompute_increments(self, ready, placed) -> dict[str, int]:
+        """:meth:`recompute_increment` of every variable of ``ready`` (one pass over the
+        reductions)."""
+        counts = dict.fromkeys(ready, 0)
+        ready_set = set(ready)
+        for r in self.reduces:
+            if not (placed & self.bound[r.rid]):
+                hits = self.outside[r.rid] & ready_set
+            elif not self.own[r.rid] <= placed:
+                hits = ready_set - self.inner[r.rid]
+            else:
+                continue
+            for v in hits:
+                counts[v] += 1
+        return counts
+
+    def recompute_increment(self, v: str, placed) -> int:
         """Reductions that placing ``v`` (after ``placed``) would repeat: not yet started ones
         enclosed by ``v``, and started, unfinished ones ``v`` is foreign to."""
-        total = 0
-        for r in self.reduces:
-            started = bool(placed & set(r.vars))
-            if not started:
-                total += v in self.enclosing[r.rid] and v not in self.own[r.rid]
-            elif not self.own[r.rid] <= placed:
-                total += v not in self.inner[r.rid]
-        return total
+        return self.recompute_increments((v,), placed)[v]
 
-    def accumulator_increment(self, v: str, placed: set[str]) -> int:
-        return sum(len([f for f in r.free if f not in placed]) for r in self.reduces
-                   if v in r.vars)
+    def accumulator_increment(self, v: str, placed) -> int:
+        """Free variables, not yet placed, of the reductions ``v`` binds."""
+        return sum(len(free - placed) for free in self.frees_bound_by.get(v, ()))
+
+    def transpose_increment(self, v: str, placed) -> int:
+        """Dense uses that placing ``v`` now would read out of storage order."""
+        return sum(1 for before in self.dense_prefixes.get(v, ()) if not before <= placed)
+
+    def step_keys(self, ready, placed) -> list[tuple]:
+        """The search's sort key of placing each variable of ``ready`` after ``placed``."""
+        recompute = self.recompute_increments(ready, placed)
+        return [(recompute[v], self.transpose_increment(v, placed),
+                 self.accumulator_increment(v, placed), _var_rank(v), v) for v in ready]
 
 
 def accumulator_orders(kernel: KernelExpr, order: tuple[str, ...]) -> list[int]:
@@ -167,12 +201,6 @@ def transposed_uses(kernel: KernelExpr, order: tuple[str, ...]) -> int:
                if u.dense and any(pos[a] > pos[b] for a, b in zip(u.vars, u.vars[1:])))
 
 
-def _transpose_increment(kernel: KernelExpr, v: str, placed: set[str]) -> int:
-    """Dense uses that placing ``v`` now would read out of storage order."""
-    return sum(1 for u in kernel.uses
-               if u.dense and v in u.vars and not set(u.vars[:u.vars.index(v)]) <= placed)
-
-
 def order_cost(kernel: KernelExpr, order: tuple[str, ...]):
     """The sort key of the default rule (smaller is better)."""
     accs = accumulator_orders(kernel, order)
@@ -186,13 +214,11 @@ def _greedy_order(kernel: KernelExpr) -> tuple[str, ...] | None:
     placed: list[str] = []
     remaining = list(kernel.all_vars())
     while remaining:
-        done = set(placed)
+        done = frozenset(placed)
         ready = [v for v in remaining if preds[v] <= done]
         if not ready:
             return None
-        best = min(ready, key=lambda v: (scopes.recompute_increment(v, done),
-                                         _transpose_increment(kernel, v, done),
-                                         scopes.accumulator_increment(v, done), _var_rank(v)))
+        best = min(scopes.step_keys(ready, done), key=lambda k: k[:4])[4]
         placed.append(best)
         remaining.remove(best)
     return tuple(placed)
@@ -216,10 +242,7 @@ def _searched_orders(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
             continue
         seen.add(placed)
         ready = [v for v in all_vars if v not in placed and preds[v] <= placed]
-        keyed = sorted((scopes.recompute_increment(v, set(placed)),
-                        _transpose_increment(kernel, v, set(placed)),
-                        scopes.accumulator_increment(v, set(placed)), _var_rank(v), v)
-                       for v in ready)
+        keyed = sorted(scopes.step_keys(ready, placed))
         for step, _, _, _, v in keyed:       # preferred candidates pop first among equals
             pushed += 1
             heapq.heappush(heap, (cost + step, -len(prefix) - 1, pushed, prefix + (v,)))

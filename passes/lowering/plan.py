@@ -26,6 +26,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
 from fuseflow import mlir
+from fuseflow.dialects.ir import op_key
 from fuseflow.passes.ir_utils import is_trivial_producer, op_of
 from fuseflow.passes.lowering.blocking import Blocking, ResultView, blocked_variants, choose_layout
 from fuseflow.passes.lowering.builder import PlanBuilder, PlannedOp
@@ -86,7 +87,8 @@ _SHARED: ContextVar[dict | None] = ContextVar("fuseflow_shared_analyses", defaul
 def shared_analyses():
     """Within this block :meth:`KernelAnalysis.of` returns one analysis per kernel op, so the
     passes of one compile (schedule, verify-schedule, lower-to-sam) read and plan each kernel
-    once. Kernel bodies must not change inside the block (their schedules may)."""
+    once. Kernel bodies must not change inside the block (their schedules may), and no kernel
+    is looked up after kernels were erased (an address may be reused)."""
     token = _SHARED.set({} if _SHARED.get() is None else _SHARED.get())
     try:
         yield
@@ -117,7 +119,7 @@ class KernelAnalysis:
         cache = _SHARED.get()
         if cache is None:
             return cls._read(kernel)
-        key = kernel.operation
+        key = op_key(kernel)
         if key not in cache:
             cache[key] = cls._read(kernel)
         return cache[key]

@@ -47,10 +47,22 @@ __all__ = [
 ]
 
 
+OPVIEW_MODULES = "fuseflow.dialects.opviews"
+"""Where the bindings find the (empty) Python modules of our dialects."""
+
+
+def _register_opview_modules() -> None:
+    from torch_mlir._mlir_libs import _mlir
+
+    if OPVIEW_MODULES not in _mlir.globals.dialect_search_modules:
+        _mlir.globals.append_dialect_search_prefix(OPVIEW_MODULES)
+
+
 def new_context() -> Context:
     """A fresh MLIR context with the ``fuse`` and ``sam`` dialects loaded."""
     from fuseflow.dialects import load_dialects
 
+    _register_opview_modules()
     ctx = Context()
     load_dialects(ctx)
     return ctx
