@@ -148,7 +148,7 @@ class CostModel:
                     env[r] = _Estimated(out)
             else:
                 _, op, fmt, (a,), (r,) = step
-                env[r] = _layout(op, fmt, env[a])
+                env[r] = layout_stats(op, fmt, env[a])
         return Prediction(kernels)
 
 
@@ -167,7 +167,7 @@ def predict(compiled, *inputs, arch: Arch | None = None) -> Prediction:
     return CostModel(compiled, arch).predict(*inputs)
 
 
-def _layout(op, fmt: TensorFormat, src):
+def layout_stats(op, fmt: TensorFormat, src):
     """A host layout op on known data (memoized per source), or on statistics (density
     preserved)."""
     if isinstance(src, Measured):

@@ -1,0 +1,329 @@
+"""Candidate kernels scored by the cost model, each once: :class:`KernelEvaluator`.
+
+A candidate kernel is a group of units (:mod:`fuseflow.explore.opgraph`) under one dataflow
+order. The evaluator partitions the model into kernels without lowering them: many disjoint
+candidate groups in one partition (one pass pipeline per *batch*, so the number of pipeline
+runs depends on the group size bound, not on the model size), reads each kernel once
+(:class:`~fuseflow.passes.lowering.plan.KernelAnalysis`), plans its legal orders (no IR
+built), builds each plan's block graph (:func:`~fuseflow.explore.plangraph.plan_graph`) and
+predicts it (:func:`~fuseflow.explore.kernel.predict_graph`).
+
+A kernel's cost must not depend on the rest of the partition, so every tensor has one set
+of statistics: model inputs and parameters are measured from the data; an intermediate's
+statistics are those the cost model predicts for it in the unfused model (one kernel per
+unit, predicted once, :meth:`KernelEvaluator.baseline`), whichever kernel computes it.
+Structurally identical kernels (the same ops and types, e.g. one per decoder layer) share
+their analysis and plans; only their inputs' statistics differ.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fuseflow import mlir
+from fuseflow.explore.costmodel import Density, Measured, _Estimated, layout_stats, source
+from fuseflow.explore.kernel import cost_table, predict_graph, topological
+from fuseflow.explore.plangraph import graph_input_types, plan_graph
+from fuseflow.explore.stats import TensorStats
+from fuseflow.frontend import NODE_ATTR, declare_formats, tag_groups
+from fuseflow.grouping import assign_kernels, kernel_label
+from fuseflow.layout import LAYOUT_OPS
+from fuseflow.passes.ir_utils import defining_op, op_of
+from fuseflow.passes.lowering.einsum import LoweringError
+from fuseflow.passes.lowering.plan import (
+    ORDER_ATTEMPTS,
+    KernelAnalysis,
+    KernelPlan,
+    legal_orders,
+    shared_analyses,
+)
+from fuseflow.passes.schedule import SchedulePass, kernel_name, kernels
+from fuseflow.pipeline import Pipeline
+from fuseflow.sim.arch import Arch
+from fuseflow.sim.formats import FiberTree
+from fuseflow.sim.loader import tensor_format
+from fuseflow.sim.stats import WORD_BYTES
+
+log = logging.getLogger(__name__)
+
+KERNEL_PHASE = "fuseflow-to-kernels"
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What the search minimizes for one kernel or a whole partition."""
+
+    cycles: float
+    buffer: float
+    """On-chip buffer bytes: the largest sparse-accumulator state of any kernel (kernels run
+    one after the other, so buffers are reused: a partition's buffer is the max)."""
+    materialized: float
+    """Bytes written off chip (kernel results: intermediates and outputs), summed."""
+
+    def __add__(self, other: "Cost") -> "Cost":
+        return Cost(self.cycles + other.cycles, max(self.buffer, other.buffer),
+                    self.materialized + other.materialized)
+
+    def dominates(self, other: "Cost") -> bool:
+        """No worse in every objective and better in one."""
+        return (self.cycles <= other.cycles and self.buffer <= other.buffer
+                and self.materialized <= other.materialized and self != other)
+
+    def as_tuple(self) -> tuple[float, float, float]:
+        return (self.cycles, self.buffer, self.materialized)
+
+
+ZERO = Cost(0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One evaluated candidate kernel: a group under one order, and its predicted cost."""
+
+    group: frozenset
+    order: tuple[str, ...]
+    cost: Cost
+    ops: float = 0.0
+    bytes_read: float = 0.0
+
+
+def pareto(items, key=lambda x: x.cost) -> list:
+    """The items whose cost no other item's dominates (one per distinct cost), by cycles."""
+    ranked = sorted(items, key=lambda x: key(x).as_tuple())
+    kept: list = []
+    for item in ranked:
+        c = key(item)
+        if any(key(k).as_tuple() == c.as_tuple() or key(k).dominates(c) for k in kept):
+            continue
+        kept.append(item)
+    return kept
+
+
+def buffer_bytes(prediction) -> float:
+    """On-chip state of a kernel: each sparse accumulator holds one reduced fiber's keys
+    (its flush: coordinates of every level and a value per key)."""
+    total = 0.0
+    for block in prediction.blocks.values():
+        if block.kind == "spacc":
+            levels = max(len(block.tokens_out) - 1, 1)
+            total += block.burst * WORD_BYTES * (levels + 1)
+    return total
+
+
+@dataclass
+class KernelEvaluator:
+    """Scores candidate kernels of one model (see the module doc).
+
+    ``program``: a :class:`fuseflow.Program`; ``inputs``: the forward's inputs (data, or
+    :class:`~fuseflow.explore.Density`); ``module``: the linalg module to partition (default
+    the program's import; a rewritten one for reassociation); ``orders``: legal orders
+    evaluated per group (best first); ``arch``: the architecture.
+    """
+
+    program: object
+    inputs: tuple
+    module: object = None
+    orders: int = 3
+    arch: Arch | None = None
+    evaluated: int = 0
+    """Candidate kernels (group x order) predicted so far."""
+    batches: int = 0
+    """Partitions run through the kernel pipeline so far."""
+    _options: dict = field(default_factory=dict, repr=False)
+    _table: dict = field(default_factory=dict, repr=False)
+    _plans: dict = field(default_factory=dict, repr=False)
+    _sources: list = field(default_factory=list, repr=False)
+
+    def __post_init__(self):
+        self.module = self.module if self.module is not None else self.program.module
+        self._costs = cost_table(self.arch or Arch())
+        self._sources = [source(v) for v in list(self.inputs) + list(self.program.param_values)]
+
+    # -- partitions ------------------------------------------------------------------------
+
+    def kernel_module(self, groups: list[tuple[str, ...]]):
+        """The module partitioned into ``groups`` (unit names; every unit in one group),
+        up to scheduling: ``(module, {kernel name: group index})``."""
+        program = self.program
+        fusion = tuple(tuple(g) for g in groups)
+        kernel_of = assign_kernels(program.exported, fusion, program.plan)
+        module = _clone(self.module)
+        with module.context:
+            if program.formats:
+                declare_formats(module, program.input_names, program.formats)
+            tag_groups(module, kernel_of)
+            phase = Pipeline.phase(KERNEL_PHASE, {"fuseflow-partition": {"mode": "groups"}})
+            before, _ = phase.split(SchedulePass.ARGUMENT)
+            before.run(module)
+        self.batches += 1
+        names = {kernel_label(i, g): i for i, g in enumerate(fusion)}
+        return module, names
+
+    def baseline(self, units: list[str]) -> None:
+        """Predicts the unfused model (one kernel per unit, default orders) once: the
+        statistics of every intermediate tensor."""
+        if self._table:
+            return
+        module, _ = self.kernel_module([(u,) for u in units])
+        with module.context, shared_analyses():
+            self._walk(module, predict_missing=True)
+
+    def evaluate(self, groups: list[frozenset], unit_order: list[str]) -> None:
+        """Evaluates every group of ``groups`` not evaluated yet (batched; see the module
+        doc); :meth:`options` then gives each one's evaluated orders."""
+        pending = [g for g in groups if g not in self._options]
+        while pending:
+            batch, rest, used = [], [], set()
+            for g in pending:
+                if used.isdisjoint(g) and self._fits(batch + [g]):
+                    batch.append(g)
+                    used |= g
+                else:
+                    rest.append(g)
+            pending = rest
+            partition = [tuple(sorted(g, key=unit_order.index)) for g in batch]
+            partition += [(u,) for u in unit_order if u not in used]
+            module, names = self.kernel_module(partition)
+            with module.context, shared_analyses():
+                env = self._walk(module, predict_missing=False)
+                for op in kernels(module):
+                    index = names[kernel_name(op)]
+                    group = frozenset(partition[index])
+                    if group in self._options:
+                        continue
+                    self._options[group] = self._score(op, group, env)
+
+    def _fits(self, batch: list[frozenset]) -> bool:
+        return self.graph.is_acyclic(batch)
+
+    def options(self, group: frozenset) -> list[Option]:
+        """The evaluated orders of ``group`` (empty if it cannot be lowered)."""
+        return self._options.get(group, [])
+
+    # -- statistics ------------------------------------------------------------------------
+
+    def _walk(self, module, predict_missing: bool) -> dict:
+        """Statistics of every value of ``@main`` (kernel results from the table; with
+        ``predict_missing`` predicted in program order and added to it)."""
+        fn = next(op.operation for op in module.body.operations
+                  if op.operation.name == "func.func")
+        entry = fn.regions[0].blocks[0]
+        env: dict = {arg: src for arg, src in zip(entry.arguments, self._sources)}
+        for op in entry.operations:
+            op = op.operation
+            if op.name == "fuse.kernel":
+                keys = _result_keys(op)
+                missing = [k for k in keys if k not in self._table]
+                if missing:
+                    if not predict_missing:
+                        raise ValueError(f"kernel {kernel_name(op)} computes a tensor the "
+                                         "unfused model does not; call baseline() first")
+                    analysis = KernelAnalysis.of(op)
+                    order = next(iter(legal_orders(analysis, 1, ORDER_ATTEMPTS)))
+                    pred = self._predict(op, analysis.attempt(order), env)
+                    for key, out in zip(keys, pred.outputs):
+                        self._table[key] = _Estimated(out)
+                for value, key in zip(op.results, keys):
+                    env[value] = self._table[key]
+            elif op.name in LAYOUT_OPS:
+                env[op.results[0]] = layout_stats(op, tensor_format(op.results[0].type),
+                                                  env[op.operands[0]])
+        return env
+
+    def _graph_stats(self, op, plan: KernelPlan, env: dict) -> list[TensorStats]:
+        types = graph_input_types(plan, [v.type for v in op.operands])
+        values: dict = {}
+
+        def stats_of(graph_input):
+            if isinstance(graph_input, int):
+                return env[op.operands[graph_input]]
+            if id(graph_input) not in values:
+                values[id(graph_input)] = _view(graph_input, stats_of(graph_input.source))
+            return values[id(graph_input)]
+
+        return [stats_of(i).stats(tensor_format(t)) for i, t in zip(plan.inputs, types)]
+
+    def _predict(self, op, plan: KernelPlan, env: dict):
+        key = (_structure(op), plan.order)
+        graph = self._plans.get(key)
+        if graph is None:
+            types = graph_input_types(plan, [v.type for v in op.operands])
+            graph = (plan_graph(plan, types), None)
+            graph = (graph[0], topological(graph[0]))
+            self._plans[key] = graph
+        stats = self._graph_stats(op, plan, env)
+        return predict_graph(graph[0], stats, order=graph[1], costs=self._costs)
+
+    def _score(self, op, group: frozenset, env: dict) -> list[Option]:
+        analysis = KernelAnalysis.of(op)
+        options = []
+        for order in legal_orders(analysis, self.orders, ORDER_ATTEMPTS):
+            plan = analysis.attempt(order)
+            pred = self._predict(op, plan, env)
+            self.evaluated += 1
+            cost = Cost(pred.cycles, buffer_bytes(pred), pred.total("bytes_written"))
+            options.append(Option(group, tuple(order), cost, pred.total("ops"),
+                                  pred.total("bytes_read")))
+        return options
+
+    graph: object = None
+    """The :class:`~fuseflow.explore.opgraph.OpGraph` batches are checked against."""
+
+
+def _clone(module):
+    from fuseflow.compiler import clone_module
+
+    return clone_module(module)
+
+
+def _structure(op) -> str:
+    """A kernel's ops and types, without its name: equal for structurally identical kernels."""
+    text = str(op_of(op))
+    head, _, rest = text.partition("{name = ")
+    return head + rest.partition(",")[2] if rest else text
+
+
+def _result_keys(kernel) -> list[tuple]:
+    """What each result of a ``fuse.kernel`` is, independent of the partition: the FX node
+    of the compute op yielding it, that op's rank among the node's ops, the result number."""
+    body = kernel.regions[0].blocks[0]
+    ops = [op_of(o) for o in body.operations]
+    rank: dict = {}
+    counts: dict = {}
+    for o in ops:
+        if NODE_ATTR in o.attributes:
+            node = mlir.StringAttr(o.attributes[NODE_ATTR]).value
+            rank[o] = (node, counts.get(node, 0))
+            counts[node] = counts.get(node, 0) + 1
+    keys = []
+    for value in ops[-1].operands:
+        producer = defining_op(value)
+        while producer is not None and producer.name == "tensor.cast":
+            value = producer.operands[0]
+            producer = defining_op(value)
+        number = next(i for i, r in enumerate(producer.results) if r == value)
+        keys.append(rank.get(producer, (str(producer.name), 0)) + (number,))
+    return keys
+
+
+def _view(view, src):
+    """The statistics source of a host view (expand or transpose of a dense operand)."""
+    if isinstance(src, Measured):
+        array = src.tree.to_dense()
+        if view.kind == "transpose":
+            array = np.transpose(array, list(view.permutation))
+        else:
+            array = array.reshape(mlir.RankedTensorType(view.result_type).shape)
+        return Measured(FiberTree.from_dense(np.ascontiguousarray(array),
+                                             tensor_format(view.result_type)))
+    if isinstance(src, Density):
+        return src
+    fmt = tensor_format(view.result_type)
+    return _Estimated(TensorStats.from_density(fmt, min(src.known.density, 1.0)))
+
+
+__all__ = ["Cost", "KernelEvaluator", "LoweringError", "Option", "ZERO", "buffer_bytes",
+           "pareto"]
