@@ -173,28 +173,50 @@ class KernelEvaluator:
 
     def evaluate(self, groups: list[frozenset], unit_order: list[str]) -> None:
         """Evaluates every group of ``groups`` not evaluated yet (batched; see the module
-        doc); :meth:`options` then gives each one's evaluated orders."""
+        doc); :meth:`options` then gives each one's evaluated orders. A batch the kernel
+        pipeline rejects is split in halves until the rejected group is alone (it gets no
+        options: it cannot form a kernel)."""
         pending = [g for g in groups if g not in self._options]
-        while pending:
-            batch, rest, used = [], [], set()
-            for g in pending:
-                if used.isdisjoint(g) and self._fits(batch + [g]):
-                    batch.append(g)
-                    used |= g
+        batches: list[list[frozenset]] = []
+        while pending or batches:
+            if batches:
+                batch = batches.pop()
+            else:
+                batch, rest, used = [], [], set()
+                for g in pending:
+                    if used.isdisjoint(g) and self._fits(batch + [g]):
+                        batch.append(g)
+                        used |= g
+                    else:
+                        rest.append(g)
+                pending = rest
+            if not self._run_batch(batch, unit_order):
+                if len(batch) == 1:
+                    self._options[batch[0]] = []
                 else:
-                    rest.append(g)
-            pending = rest
-            partition = [tuple(sorted(g, key=unit_order.index)) for g in batch]
-            partition += [(u,) for u in unit_order if u not in used]
+                    batches += [batch[:len(batch) // 2], batch[len(batch) // 2:]]
+
+    def _run_batch(self, batch: list[frozenset], unit_order: list[str]) -> bool:
+        used = set().union(*batch)
+        partition = [tuple(sorted(g, key=unit_order.index)) for g in batch]
+        partition += [(u,) for u in unit_order if u not in used]
+        try:
             module, names = self.kernel_module(partition)
-            with module.context, shared_analyses():
-                env = self._walk(module, predict_missing=False)
-                for op in kernels(module):
-                    index = names[kernel_name(op)]
-                    group = frozenset(partition[index])
-                    if group in self._options:
-                        continue
+        except mlir.MLIRError as err:
+            log.debug("batch of %d groups rejected: %s", len(batch), err)
+            return False
+        with module.context, shared_analyses():
+            env = self._walk(module, predict_missing=False)
+            for op in kernels(module):
+                group = frozenset(partition[names[kernel_name(op)]])
+                if group in self._options:
+                    continue
+                try:
                     self._options[group] = self._score(op, group, env)
+                except LoweringError as err:
+                    log.debug("group %s not lowerable: %s", sorted(group), err.message)
+                    self._options[group] = []
+        return True
 
     def _fits(self, batch: list[frozenset]) -> bool:
         return self.graph.is_acyclic(batch)

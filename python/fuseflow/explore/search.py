@@ -151,6 +151,12 @@ def exhaustive(graph: OpGraph, options: dict[frozenset, list[Option]]) -> list[S
     valid = {g for g, opts in options.items() if opts}
     fronts: list[Solution] = []
     units = graph.units
+    # Units are assigned in program order, so a group being formed is a program-order
+    # prefix of the candidate it becomes.
+    prefixes = set()
+    for g in valid:
+        ordered = sorted(g, key=graph.position.__getitem__)
+        prefixes.update(frozenset(ordered[:k]) for k in range(1, len(ordered) + 1))
 
     def assign(i: int, groups: list[set]):
         if i == len(units):
@@ -166,24 +172,16 @@ def exhaustive(graph: OpGraph, options: dict[frozenset, list[Option]]) -> list[S
         u = units[i]
         for g in groups:
             g.add(u)
-            if _prefix_ok(graph, groups, i, valid):
+            if frozenset(g) in prefixes and graph.is_acyclic([frozenset(x) for x in groups]):
                 assign(i + 1, groups)
             g.discard(u)
         groups.append({u})
-        if _prefix_ok(graph, groups, i, valid):
+        if frozenset([u]) in prefixes and graph.is_acyclic([frozenset(x) for x in groups]):
             assign(i + 1, groups)
         groups.pop()
 
     assign(0, [])
     return pareto(fronts)
-
-
-def _prefix_ok(graph: OpGraph, groups: list[set], i: int, valid: set) -> bool:
-    """The units ``0..i`` assigned so far: acyclic, and each group can still grow into a
-    candidate (some candidate contains it)."""
-    if not graph.is_acyclic([frozenset(g) for g in groups]):
-        return False
-    return True
 
 
 def search(graph: OpGraph, evaluator, max_units: int | None = None,

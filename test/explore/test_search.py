@@ -1,0 +1,106 @@
+"""The fusion search (FFM join of Pareto partial solutions) against exhaustive enumeration,
+at tiny sizes, scored by the cost model: GCN (8 units) and one GPT-3 decoder (18 units)."""
+
+import pytest
+
+import fuseflow
+from fuseflow.apps import APPLICATIONS
+from fuseflow.explore.evaluate import Cost, KernelEvaluator, pareto
+from fuseflow.explore.opgraph import OpGraph, program_graph
+from fuseflow.explore.scaling import gpt3_decoders
+from fuseflow.explore.search import count_space, exhaustive, search
+
+
+def _searched(model, inputs, plan, orders):
+    program = fuseflow.Program(model, inputs, plan)
+    graph = program_graph(program)
+    evaluator = KernelEvaluator(program, inputs, orders=orders)
+    return graph, evaluator, search(graph, evaluator)
+
+
+@pytest.fixture(scope="module")
+def gcn():
+    app = APPLICATIONS["gcn"]
+    model, inputs = app.build("tiny")
+    return _searched(model, inputs, app.plan(model), orders=3)
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    model, inputs, plan = gpt3_decoders(1)
+    return _searched(model, inputs, plan, orders=2)
+
+
+def _costs(front):
+    return sorted(s.cost.as_tuple() for s in front)
+
+
+@pytest.mark.parametrize("case", ["gcn", "decoder"])
+def test_search_equals_exhaustive_enumeration(case, request):
+    graph, evaluator, result = request.getfixturevalue(case)
+    assert len(graph) == {"gcn": 8, "decoder": 18}[case]
+    options = {g: evaluator.options(g) for g in graph.groups()}
+    everything = exhaustive(graph, options)
+    assert _costs(result.front) == _costs(everything)
+    fastest = min(everything, key=lambda s: s.cost.cycles)
+    assert result.best.cost.cycles == fastest.cost.cycles
+    # Each candidate kernel was evaluated once: as many predictions as options.
+    assert evaluator.evaluated == sum(len(o) for o in options.values())
+    assert result.candidates < result.space
+
+
+def test_best_partition_covers_every_unit_once(gcn):
+    graph, _, result = gcn
+    for solution in result.front:
+        units = [u for group in solution.fusion(graph.units) for u in group]
+        assert sorted(units) == sorted(graph.units)
+        assert graph.is_acyclic([frozenset(g) for g in solution.groups])
+
+
+def test_decoder_attention_is_not_fused_with_its_projection(decoder):
+    """The fastest decoder keeps attention apart from the QKV projection (its product
+    would be recomputed per score), as the published partial configuration does."""
+    graph, _, result = decoder
+    groups = result.best.fusion(graph.units)
+    qkv = next(g for g in groups if "layers.0.attn.qkv_matmul" in g)
+    assert "layers.0.attn.scores" not in qkv
+
+
+def _chain(n):
+    units = [f"u{i}" for i in range(n)]
+    return OpGraph(units, {u: frozenset([units[i - 1]]) if i else frozenset()
+                           for i, u in enumerate(units)})
+
+
+def test_convex_groups_of_a_diamond_include_non_contiguous_ones():
+    #   a -> b -> d, a -> c -> d: {b, c} is convex (no path between them) but not
+    #   contiguous in program order a, b, c, d only if connected groups are not required.
+    g = OpGraph(["a", "b", "c", "d"], {"a": frozenset(), "b": frozenset("a"),
+                                       "c": frozenset("a"), "d": frozenset("bc")})
+    groups = set(g.groups())
+    assert frozenset("abd") not in groups          # c leaves and re-enters: not convex
+    assert frozenset("abcd") in groups and frozenset("bcd") in groups
+    assert frozenset("bc") in set(g.groups(connected=False))
+    assert not g.is_acyclic([frozenset("ad")])
+
+
+def test_join_keeps_the_pareto_front_with_a_max_objective():
+    graph = _chain(3)
+    u0, u1, u2 = (frozenset([u]) for u in graph.units)
+    from fuseflow.explore.evaluate import Option
+
+    def opt(group, cycles, buffer, mat):
+        return [Option(group, ("d0",), Cost(cycles, buffer, mat))]
+
+    options = {u0: opt(u0, 10, 5, 1), u1: opt(u1, 10, 1, 1), u2: opt(u2, 10, 1, 1),
+               u0 | u1: opt(u0 | u1, 15, 8, 0), u1 | u2: opt(u1 | u2, 25, 1, 0),
+               u0 | u1 | u2: opt(u0 | u1 | u2, 50, 1, 0)}
+    result_front = exhaustive(graph, options)
+    from fuseflow.explore.search import join
+
+    front, _ = join(graph, options)
+    assert _costs(front) == _costs(result_front)
+    # Unfused: 30 cycles, buffer max(5, 1, 1) = 5, 3 bytes.
+    assert (30, 5, 3) in _costs(front)
+    assert count_space(graph, options) == 4
+    assert [s.cost for s in pareto(front)] == [s.cost for s in front]
