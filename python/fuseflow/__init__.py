@@ -5,7 +5,8 @@
 >>> result.outputs, result.cycles, result.stats
 
 ``fuseflow.Program(model, example_inputs)`` imports a model once; its ``.compile(schedule)``
-compiles it into each schedule without re-importing.
+compiles it into each schedule without re-importing. ``fuseflow.explore(model, inputs, plan)``
+searches fusion configurations with the cost model and simulates the best ones.
 
 The public names are imported lazily so that tools such as ``fuseflow-opt`` load only
 what they use.
@@ -28,12 +29,15 @@ _EXPORTS = {
     "Arch": "fuseflow.sim.arch",
     "MemoryModel": "fuseflow.sim.memory",
     "FuseFlowError": "fuseflow.errors",
+    "explore": "fuseflow.explore",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 
 def __getattr__(name):
+    if name == "explore":           # the package, callable as fuseflow.explore(model, ...)
+        return importlib.import_module("fuseflow.explore")
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'fuseflow' has no attribute '{name}'")

@@ -270,14 +270,12 @@ class KernelEvaluator:
 
     def _predict(self, op, plan: KernelPlan, env: dict):
         key = (_structure(op), plan.order)
-        graph = self._plans.get(key)
-        if graph is None:
-            types = graph_input_types(plan, [v.type for v in op.operands])
-            graph = (plan_graph(plan, types), None)
-            graph = (graph[0], topological(graph[0]))
-            self._plans[key] = graph
-        stats = self._graph_stats(op, plan, env)
-        return predict_graph(graph[0], stats, order=graph[1], costs=self._costs)
+        if key not in self._plans:
+            graph = plan_graph(plan, graph_input_types(plan, [v.type for v in op.operands]))
+            self._plans[key] = (graph, topological(graph))
+        graph, order = self._plans[key]
+        return predict_graph(graph, self._graph_stats(op, plan, env), order=order,
+                             costs=self._costs)
 
     def _score(self, op, group: frozenset, env: dict) -> list[Option]:
         analysis = KernelAnalysis.of(op)

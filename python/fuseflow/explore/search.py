@@ -20,7 +20,6 @@ checking, at tiny sizes).
 
 from __future__ import annotations
 
-import itertools
 import time
 from dataclasses import dataclass, field
 
@@ -211,5 +210,4 @@ def _dedupe(front: list[Solution]) -> list[Solution]:
     return out
 
 
-__all__ = ["SearchResult", "Solution", "count_space", "exhaustive", "itertools", "join",
-           "search"]
+__all__ = ["SearchResult", "Solution", "count_space", "exhaustive", "join", "search"]

@@ -1,0 +1,236 @@
+"""``fuseflow.explore(model, inputs, ...)``: search, then simulate the best candidates.
+
+1. The op graph of the imported model (units: the plan's stages or FX nodes), once per
+   reassociation variant (:mod:`fuseflow.explore.reassociate`: every subset of the chains
+   of products, up to :data:`MAX_CHAINS` chains).
+2. The fusion search (:func:`fuseflow.explore.search.search`) per variant, scored by the cost
+   model: the Pareto front of predicted cycles, on-chip buffer bytes and bytes materialized,
+   merged over variants.
+3. The ``top`` fastest predicted solutions, and the plan's named configurations
+   (unfused / partial / full) for comparison, simulated as Dask tasks, cached on disk
+   (:mod:`fuseflow.explore.sweep`).
+4. A ranked table, JSON (:meth:`Exploration.to_dict`) and a PNG of the front
+   (:meth:`Exploration.plot`).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fuseflow.explore.evaluate import KernelEvaluator, pareto
+from fuseflow.explore.opgraph import program_graph
+from fuseflow.explore.reassociate import chains, reassociate
+from fuseflow.explore.search import Solution, search
+from fuseflow.explore.sweep import (
+    Payload,
+    Point,
+    PointCache,
+    data_digest,
+    point_key,
+    simulate_points,
+)
+from fuseflow.grouping import kernel_label
+
+log = logging.getLogger(__name__)
+
+MAX_CHAINS = 3
+"""Chains of products considered for reassociation (every subset of them is a variant)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A searched solution in a reassociation variant."""
+
+    solution: Solution
+    reassociated: tuple
+    units: tuple[str, ...]
+
+    @property
+    def fusion(self) -> tuple[tuple[str, ...], ...]:
+        return self.solution.fusion(list(self.units))
+
+    @property
+    def cost(self):
+        return self.solution.cost
+
+    def point(self, name: str) -> Point:
+        fusion = self.fusion
+        index = {frozenset(g): i for i, g in enumerate(fusion)}
+        orders = tuple(sorted((kernel_label(index[o.group], fusion[index[o.group]]), o.order)
+                              for o in self.solution.kernels))
+        return Point(name, fusion, orders, tuple(str(c) for c in self.reassociated))
+
+
+@dataclass
+class Exploration:
+    """What :func:`explore` found: the predicted front, the simulated points, timings."""
+
+    front: list[Candidate]
+    points: list[dict]
+    """Every simulated point: name, fusion, orders, reassociation, predicted cost (searched
+    points), simulated cycles and totals, ``cached``; ranked by simulated cycles."""
+    search: dict = field(default_factory=dict)
+    counters: dict = field(default_factory=dict)
+
+    @property
+    def best(self) -> dict:
+        """The fastest simulated point."""
+        return self.points[0]
+
+    def to_dict(self) -> dict:
+        return {"best": self.best["name"] if self.points else None, "points": self.points,
+                "front": [{"fusion": [list(g) for g in c.fusion],
+                           "reassociated": [str(x) for x in c.reassociated],
+                           "orders": [list(o.order) for o in c.solution.kernels],
+                           "predicted": dict(zip(("cycles", "buffer_bytes",
+                                                  "materialized_bytes"), c.cost.as_tuple()))}
+                          for c in self.front],
+                "search": self.search, "counters": self.counters}
+
+    def rows(self) -> list[list[str]]:
+        """The ranked table's rows."""
+        out = []
+        base = self.points[0]["simulated"].get("cycles") if self.points else None
+        for rank, p in enumerate(self.points, 1):
+            sim = p["simulated"]
+            cycles = sim.get("cycles")
+            pred = p.get("predicted", {}).get("cycles")
+            out.append([str(rank), p["name"], str(len(p["fusion"])) if not isinstance(
+                p["fusion"], str) else p["fusion"],
+                f"{cycles:,}" if cycles is not None else sim.get("error", "?"),
+                f"{cycles / base:.2f}x" if cycles and base else "",
+                f"{pred:,.0f}" if pred is not None else "",
+                "yes" if p.get("cached") else ""])
+        return out
+
+    def plot(self, path) -> Path:
+        """A PNG: predicted front (cycles vs bytes materialized, colour: buffer bytes) and
+        the simulated points."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        path = Path(path)
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        if self.front:
+            xs = [c.cost.materialized for c in self.front]
+            ys = [c.cost.cycles for c in self.front]
+            sc = ax.scatter(xs, ys, c=[c.cost.buffer for c in self.front], cmap="viridis",
+                            marker="o", label="Pareto front (predicted)")
+            fig.colorbar(sc, ax=ax, label="on-chip buffer bytes (predicted)")
+        for p in self.points:
+            cycles = p["simulated"].get("cycles")
+            if cycles is None:
+                continue
+            ax.scatter([p["simulated"].get("bytes_written", 0)], [cycles], marker="x",
+                       color="red" if p is self.points[0] else "black")
+            ax.annotate(p["name"], (p["simulated"].get("bytes_written", 0), cycles),
+                        fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlabel("bytes materialized off chip")
+        ax.set_ylabel("cycles")
+        ax.set_yscale("log")
+        ax.set_title("fusion search: predicted front (o), simulated points (x)")
+        ax.legend(loc="best", fontsize=8)
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return path
+
+
+def variants(program, limit: int = MAX_CHAINS, enabled: bool = True):
+    """``(chains rewritten, program)`` for every subset of the model's first ``limit`` chains
+    (only the original without ``enabled``)."""
+    yield (), program
+    if not enabled:
+        return
+    found = chains(program.module)[:limit]
+    for k in range(1, len(found) + 1):
+        for chosen in itertools.combinations(found, k):
+            variant = copy.copy(program)
+            variant.module = reassociate(program.module, chosen)
+            yield chosen, variant
+
+
+def search_variants(program, inputs, *, orders: int = 3, max_units=None, max_span=None,
+                    reassociate_chains: bool = True, arch=None):
+    """The merged Pareto front over reassociation variants, and per-variant search stats."""
+    candidates, stats = [], []
+    for chosen, variant in variants(program, enabled=reassociate_chains):
+        graph = program_graph(variant)
+        evaluator = KernelEvaluator(variant, inputs, orders=orders, arch=arch)
+        result = search(graph, evaluator, max_units=max_units, max_span=max_span)
+        stats.append({"reassociated": [str(c) for c in chosen], "units": len(graph),
+                      "groups": result.groups, "candidates": result.candidates,
+                      "space": result.space, "cuts": result.states,
+                      "partial_solutions": result.labels, "batches": evaluator.batches,
+                      "seconds": result.seconds, "best_predicted": result.best.cost.cycles
+                      if result.front else None})
+        candidates += [Candidate(s, chosen, tuple(graph.units)) for s in result.front]
+    return pareto(candidates), stats
+
+
+def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations=None,
+            orders: int = 3, max_units: int | None = None, max_span: int | None = None,
+            reassociate_chains: bool = True, cache=None, scheduler: str | None = None,
+            workers: int | None = None, progress=None) -> Exploration:
+    """Searches the fusion space of ``model`` (see the module doc) and simulates the ``top``
+    fastest predicted solutions and the plan's ``configurations`` (default: all of them).
+
+    ``cache``: folder of simulated points (default: none kept); ``scheduler``: a Dask
+    scheduler address (default: a LocalCluster of ``workers`` processes, every core);
+    ``progress(name, cached)``: called per finished point.
+    """
+    import fuseflow
+
+    started = time.perf_counter()
+    program = fuseflow.Program(model, inputs, plan)
+    front, stats = search_variants(program, inputs, orders=orders, max_units=max_units,
+                                   max_span=max_span, reassociate_chains=reassociate_chains,
+                                   arch=arch)
+    searched = time.perf_counter()
+    ranked = sorted(front, key=lambda c: c.cost.cycles)[:top]
+    points = [c.point(f"searched-{i + 1}") for i, c in enumerate(ranked)]
+    predicted = {p.name: c.cost for p, c in zip(points, ranked)}
+    if plan is not None:
+        names = configurations if configurations is not None else list(plan.fusion_groups)
+        points += [Point(name, name) for name in names]
+    graph = _text_digest(program.mlir())
+    data = data_digest(list(inputs) + list(program.param_values))
+    keys = [point_key(graph, data, arch, p) for p in points]
+    store = PointCache(Path(cache)) if cache is not None else _NoCache()
+    results, counters = simulate_points(points, Payload(model, tuple(inputs), plan), keys, store,
+                                        arch=arch, scheduler=scheduler, workers=workers,
+                                        progress=progress)
+    rows = []
+    for point in points:
+        row = {**point.to_dict(), "simulated": results.get(point.name, {}),
+               "cached": point.name in counters["cached_points"]}
+        if point.name in predicted:
+            row["predicted"] = dict(zip(("cycles", "buffer_bytes", "materialized_bytes"),
+                                        predicted[point.name].as_tuple()))
+        rows.append(row)
+    rows.sort(key=lambda r: r["simulated"].get("cycles", float("inf")))
+    counters.update(search_seconds=searched - started,
+                    total_seconds=time.perf_counter() - started)
+    return Exploration(front, rows, {"variants": stats}, counters)
+
+
+def _text_digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class _NoCache:
+    def get(self, key):
+        return None
+
+    def put(self, key, result):
+        pass

@@ -1,0 +1,244 @@
+"""Simulations of candidate configurations as Dask tasks, each cached on disk by content.
+
+A *point* is one configuration of a model: fusion groups and per-kernel orders. Its content
+key hashes what determines the simulation: the imported linalg module (the graph), the
+inputs' and parameters' data, the architecture, the point's schedule and FuseFlow's version.
+:class:`PointCache` keeps one JSON file per simulated point under that key (written
+atomically as each result arrives), so a sweep killed half way resumes where it stopped and
+a rerun simulates nothing.
+
+:func:`simulate_points` submits the points not in the cache to a Dask cluster: a
+``LocalCluster`` of worker processes (all cores by default) or an existing scheduler
+(``scheduler="tcp://host:port"``). The model travels to the workers once (scattered,
+pickled); each worker imports it once and compiles every point it is given from that import.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import os
+import pickle
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration to simulate: ``fusion`` (groups of units, as ``Schedule.fusion``,
+    or a plan's configuration name) and per-kernel orders (kernel index -> order)."""
+
+    name: str
+    fusion: object
+    orders: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Kernel name (as ``Schedule.kernels`` keys it) -> order."""
+    reassociated: tuple[str, ...] = ()
+    """The chains of products rewritten (``str`` of :class:`~.reassociate.Chain`)."""
+
+    def schedule(self):
+        import fuseflow
+
+        return fuseflow.Schedule(fusion=self.fusion,
+                                 kernels={k: {"order": o} for k, o in self.orders})
+
+    def to_dict(self) -> dict:
+        fusion = self.fusion if isinstance(self.fusion, str) else [list(g) for g in self.fusion]
+        return {"name": self.name, "fusion": fusion,
+                "orders": {k: list(o) for k, o in self.orders},
+                "reassociated": list(self.reassociated)}
+
+
+def _digest(*parts) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        if isinstance(part, bytes):
+            h.update(part)
+        else:
+            h.update(json.dumps(part, sort_keys=True, default=str).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def data_digest(tensors) -> str:
+    """A digest of tensors' contents (dense values, shapes, layouts)."""
+    h = hashlib.sha256()
+    for t in tensors:
+        if isinstance(t, torch.Tensor):
+            h.update(str(t.layout).encode())
+            t = t.detach()
+            t = t.to_dense() if t.layout != torch.strided else t
+            h.update(str(tuple(t.shape)).encode())
+            h.update(np.ascontiguousarray(t.numpy()).tobytes())
+        else:
+            h.update(repr(t).encode())
+    return h.hexdigest()
+
+
+def point_key(graph_digest: str, data: str, arch, point: Point) -> str:
+    """The content key of ``point``: graph, data, architecture, schedule, version."""
+    import fuseflow
+
+    arch_fields = asdict(arch) if arch is not None else {}
+    described = point.to_dict()
+    del described["name"]
+    return _digest(graph_digest, data, arch_fields, described, fuseflow.__version__)
+
+
+@dataclass
+class PointCache:
+    """Simulated points on disk: ``<root>/<key[:2]>/<key>.json``."""
+
+    root: Path
+
+    def path(self, key: str) -> Path:
+        return Path(self.root) / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        path = self.path(key)
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):      # a torn file from an old crash: simulate again
+            return None
+
+    def put(self, key: str, result: dict) -> None:
+        """Writes ``result`` atomically (a killed sweep leaves no partial file)."""
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(result, f)
+        os.replace(tmp, path)
+
+
+@dataclass
+class Payload:
+    """What a worker needs to compile points: the model, example inputs and plan."""
+
+    model: object
+    inputs: tuple
+    plan: object = None
+    formats: dict = field(default_factory=dict)
+
+
+@functools.lru_cache(maxsize=2)
+def _program(token: str, payload: bytes):
+    """The worker's import of a payload (once per worker and model)."""
+    import fuseflow
+
+    spec: Payload = pickle.loads(payload)
+    return fuseflow.Program(spec.model, spec.inputs, spec.plan), spec
+
+
+def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
+    """Compiles ``point`` and simulates it (fast engine): cycles, per-kernel cycles and
+    schedules, totals. Runs in a Dask worker."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    import time
+
+    start = time.perf_counter()
+    program, spec = _program(token, payload)
+    if point.reassociated:
+        program = _reassociated(program, point.reassociated)
+    compiled = program.compile(point.schedule())
+    result = compiled.simulate(*spec.inputs, arch=arch)
+    kernels = []
+    totals: dict[str, float] = {}
+    for info, run in zip(compiled.kernels, result.run.kernels):
+        summary = run.result.summary()
+        kernels.append({"name": info.name, "order": list(info.schedule.order),
+                        "cycles": summary["cycles"]})
+        for key in ("ops", "bytes_read", "bytes_written"):
+            totals[key] = totals.get(key, 0) + summary[key]
+    return {"cycles": int(result.cycles), "kernels": kernels, **totals,
+            "seconds": time.perf_counter() - start}
+
+
+def _reassociated(program, names: tuple[str, ...]):
+    """A copy of ``program`` compiling its import with the chains ``names`` reassociated."""
+    import copy
+
+    from fuseflow.explore.reassociate import chains, reassociate
+
+    chosen = [c for c in chains(program.module) if str(c) in names]
+    if len(chosen) != len(names):
+        raise ValueError(f"chains {names} not all found; the model has "
+                         f"{[str(c) for c in chains(program.module)]}")
+    variant = copy.copy(program)
+    variant.module = reassociate(program.module, chosen)
+    return variant
+
+
+def connect(scheduler: str | None = None, workers: int | None = None):
+    """A Dask client: on ``scheduler`` (``tcp://host:port``) or on a new ``LocalCluster`` of
+    ``workers`` processes (default: every core), one thread each."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        return Client(scheduler)
+    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
+                           processes=True, dashboard_address=None)
+    return Client(cluster)
+
+
+def simulate_points(points: list[Point], payload: Payload, keys: list[str], cache: PointCache,
+                    arch=None, scheduler: str | None = None, workers: int | None = None,
+                    progress=None) -> tuple[dict[str, dict], dict]:
+    """Results of ``points`` (name -> result): cached ones read, the others simulated on Dask
+    and cached as they finish. ``progress(name, cached)`` is called per finished point.
+    Returns the results and counters (``cached``, ``simulated``, ``cached_points``)."""
+    results: dict[str, dict] = {}
+    todo = []
+    cached_points = []
+    for point, key in zip(points, keys):
+        hit = cache.get(key)
+        if hit is not None:
+            results[point.name] = hit
+            cached_points.append(point.name)
+            if progress:
+                progress(point.name, True)
+        else:
+            todo.append((point, key))
+    counters = {"cached": len(results), "simulated": 0, "cached_points": cached_points}
+    if not todo:
+        return results, counters
+    from distributed import as_completed
+
+    blob = pickle.dumps(payload)
+    token = hashlib.sha256(blob).hexdigest()
+    client = connect(scheduler, workers)
+    try:
+        shared = client.scatter(blob, broadcast=True)
+        futures = {client.submit(simulate_point, token, shared, point, arch,
+                                 key=f"simulate-{key[:16]}", pure=False): (point, key)
+                   for point, key in todo}
+        for future in as_completed(futures):
+            point, key = futures[future]
+            try:
+                result = future.result()
+            except Exception as err:       # a point that fails is reported, not fatal
+                log.warning("point %s failed: %s", point.name, err)
+                result = {"error": f"{type(err).__name__}: {err}"}
+            else:
+                cache.put(key, result)
+                counters["simulated"] += 1
+            results[point.name] = result
+            if progress:
+                progress(point.name, False)
+    finally:
+        cluster = getattr(client, "cluster", None)
+        client.close()
+        if cluster is not None and not scheduler:
+            cluster.close()
+    return results, counters

@@ -1,0 +1,148 @@
+"""``fuseflow explore`` / ``fuseflow.explore``: plans predicted without emitting IR,
+reassociation from the linalg graph, the on-disk cache of simulated points (a sweep killed
+half way resumes without re-simulating), and an existing Dask scheduler."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import fuseflow
+from fuseflow.apps import APPLICATIONS
+from fuseflow.explore.opgraph import program_graph
+from fuseflow.explore.plangraph import plan_graph
+from fuseflow.explore.reassociate import chains, reassociate
+from fuseflow.explore.sweep import Point, PointCache
+from fuseflow.sim.loader import load_graph
+
+
+@pytest.fixture(scope="module")
+def gcn():
+    app = APPLICATIONS["gcn"]
+    model, inputs = app.build("tiny")
+    plan = app.plan(model)
+    return model, inputs, plan, fuseflow.Program(model, inputs, plan)
+
+
+def _blocks(graph):
+    return [(b.name, b.kind, b.inputs, b.outputs, b.attrs) for b in graph.blocks]
+
+
+@pytest.mark.parametrize("fusion", ["unfused", "full"])
+def test_plan_graph_is_the_loaded_graph_of_the_emitted_plan(gcn, fusion):
+    compiled = gcn[3].compile(fuseflow.Schedule(fusion=fusion))
+    fn = compiled.module.body.operations[0]
+    graphs = [op.operation for op in fn.regions[0].blocks[0].operations
+              if op.operation.name == "sam.graph"]
+    assert len(graphs) == len(compiled.kernels)
+    for op, info in zip(graphs, compiled.kernels):
+        planned = plan_graph(compiled._plans[info.name], [v.type for v in op.operands])
+        loaded = load_graph(op)
+        assert _blocks(planned) == _blocks(loaded)
+        assert planned.outputs == loaded.outputs
+
+
+def test_reassociation_flips_the_chain_and_keeps_the_result(gcn):
+    model, inputs, _, program = gcn
+    found = chains(program.module)
+    assert len(found) == 2                      # (A·X)·W1 and (A·H)·W2
+    variant = __import__("copy").copy(program)
+    variant.module = reassociate(program.module, found[:1])
+    graph = program_graph(variant)
+    assert "layer1.transform" in graph.units[:1]               # X·W1 first now
+    assert graph.preds["layer1.aggregate"] == frozenset({"layer1.transform"})
+    result = variant.compile(fuseflow.Schedule(fusion="unfused")).simulate(*inputs)
+    torch.testing.assert_close(result.output, model(*inputs), rtol=1e-4, atol=1e-5)
+    assert len(chains(variant.module)) == 1      # the other chain is untouched
+
+
+def test_point_cache_is_atomic_and_keyed(tmp_path):
+    cache = PointCache(tmp_path)
+    assert cache.get("ab" * 32) is None
+    cache.put("ab" * 32, {"cycles": 5})
+    assert cache.get("ab" * 32) == {"cycles": 5}
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert Point("x", (("a",),)).to_dict()["fusion"] == [["a"]]
+
+
+def _explore(out: Path, *extra) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "fuseflow", "explore", "gcn", "-o", str(out),
+                             "--workers", "1", "--top", "5", "--orders", "1", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def test_killed_sweep_resumes_without_resimulating(tmp_path):
+    out = tmp_path / "out"
+    cache = out / "cache"
+    run = _explore(out)
+    deadline = time.time() + 600
+    done: list = []
+    while time.time() < deadline and run.poll() is None:
+        done = list(cache.rglob("*.json"))
+        if done:
+            break
+        time.sleep(0.005)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    done = list(cache.rglob("*.json"))
+    assert run.returncode == -signal.SIGKILL, "the sweep finished before it was killed"
+    assert done, "nothing was simulated before the kill"
+    stamps = {p: p.stat().st_mtime_ns for p in done}
+    rerun = _explore(out)
+    output = rerun.communicate(timeout=900)[0].decode()
+    assert rerun.returncode == 0, output
+    doc = json.loads((out / "explore.json").read_text())
+    total = len(doc["points"])
+    assert len(done) < total
+    assert doc["counters"]["cached"] == len(done)
+    assert doc["counters"]["simulated"] == total - len(done)
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())   # not rewritten
+    assert (out / "pareto.png").stat().st_size > 0
+    # A rerun simulates nothing.
+    again = _explore(out)
+    assert again.communicate(timeout=900)[0] is not None and again.returncode == 0
+    doc = json.loads((out / "explore.json").read_text())
+    assert doc["counters"] == {**doc["counters"], "cached": total, "simulated": 0}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_explore_on_an_existing_scheduler(tmp_path):
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
+                                  "--host", "127.0.0.1", "--port", str(port),
+                                  "--no-dashboard"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, env=env)
+    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
+                               "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        app = APPLICATIONS["sae"]
+        model, inputs = app.build("tiny")
+        plan = app.plan(model)
+        found = fuseflow.explore(model, inputs, plan, top=2, orders=1, scheduler=address,
+                                 cache=tmp_path / "cache")
+        assert found.counters["simulated"] == len(found.points) > 0
+        cycles = [p["simulated"]["cycles"] for p in found.points]
+        assert cycles == sorted(cycles)
+        unfused = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion="unfused"),
+                                   plan=plan).simulate(*inputs).cycles
+        assert {p["name"]: p["simulated"]["cycles"] for p in found.points}["unfused"] == unfused
+    finally:
+        for proc in (worker, scheduler):
+            proc.terminate()
+            proc.wait(timeout=60)
