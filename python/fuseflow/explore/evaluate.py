@@ -120,7 +120,8 @@ class KernelEvaluator:
     ``program``: a :class:`fuseflow.Program`; ``inputs``: the forward's inputs (data, or
     :class:`~fuseflow.explore.Density`); ``module``: the linalg module to partition (default
     the program's import; a rewritten one for reassociation); ``orders``: legal orders
-    evaluated per group (best first); ``arch``: the architecture.
+    evaluated per group (best first); ``arch``: the architecture; ``formats``: declared
+    input formats (``Schedule.formats``, e.g. a plan's pruned weights as CSR).
     """
 
     program: object
@@ -128,6 +129,8 @@ class KernelEvaluator:
     module: object = None
     orders: int = 3
     arch: Arch | None = None
+    formats: dict = field(default_factory=dict)
+    """Declared input formats (``Schedule.formats``), beside the program's own."""
     evaluated: int = 0
     """Candidate kernels (group x order) predicted so far."""
     batches: int = 0
@@ -152,8 +155,9 @@ class KernelEvaluator:
         kernel_of = assign_kernels(program.exported, fusion, program.plan)
         module = _clone(self.module)
         with module.context:
-            if program.formats:
-                declare_formats(module, program.input_names, program.formats)
+            formats = {**program.formats, **self.formats}
+            if formats:
+                declare_formats(module, program.input_names, formats)
             tag_groups(module, kernel_of)
             phase = Pipeline.phase(KERNEL_PHASE, {"fuseflow-partition": {"mode": "groups"}})
             before, _ = phase.split(SchedulePass.ARGUMENT)

@@ -159,12 +159,13 @@ def variants(program, limit: int = MAX_CHAINS, enabled: bool = True):
 
 
 def search_variants(program, inputs, *, orders: int = 3, max_units=None, max_span=None,
-                    reassociate_chains: bool = True, arch=None):
+                    reassociate_chains: bool = True, arch=None, formats=None):
     """The merged Pareto front over reassociation variants, and per-variant search stats."""
     candidates, stats = [], []
     for chosen, variant in variants(program, enabled=reassociate_chains):
         graph = program_graph(variant)
-        evaluator = KernelEvaluator(variant, inputs, orders=orders, arch=arch)
+        evaluator = KernelEvaluator(variant, inputs, orders=orders, arch=arch,
+                                    formats=dict(formats or {}))
         result = search(graph, evaluator, max_units=max_units, max_span=max_span)
         stats.append({"reassociated": [str(c) for c in chosen], "units": len(graph),
                       "groups": result.groups, "candidates": result.candidates,
@@ -178,22 +179,27 @@ def search_variants(program, inputs, *, orders: int = 3, max_units=None, max_spa
 
 def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations=None,
             orders: int = 3, max_units: int | None = None, max_span: int | None = None,
-            reassociate_chains: bool = True, cache=None, scheduler: str | None = None,
-            workers: int | None = None, progress=None) -> Exploration:
+            reassociate_chains: bool = True, formats=None, cache=None,
+            scheduler: str | None = None, workers: int | None = None,
+            progress=None) -> Exploration:
     """Searches the fusion space of ``model`` (see the module doc) and simulates the ``top``
     fastest predicted solutions and the plan's ``configurations`` (default: all of them).
 
-    ``cache``: folder of simulated points (default: none kept); ``scheduler``: a Dask
+    ``formats``: declared input formats (default: the plan's, ``plan.formats()``: the
+    published workload's pruned weights); ``cache``: folder of simulated points (default:
+    none kept); ``scheduler``: a Dask
     scheduler address (default: a LocalCluster of ``workers`` processes, every core);
     ``progress(name, cached)``: called per finished point.
     """
     import fuseflow
 
     started = time.perf_counter()
+    if formats is None:
+        formats = plan.formats() if hasattr(plan, "formats") else {}
     program = fuseflow.Program(model, inputs, plan)
     front, stats = search_variants(program, inputs, orders=orders, max_units=max_units,
                                    max_span=max_span, reassociate_chains=reassociate_chains,
-                                   arch=arch)
+                                   arch=arch, formats=formats)
     searched = time.perf_counter()
     ranked = sorted(front, key=lambda c: c.cost.cycles)[:top]
     points = [c.point(f"searched-{i + 1}") for i, c in enumerate(ranked)]
@@ -203,9 +209,10 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
         points += [Point(name, name) for name in names]
     graph = _text_digest(program.mlir())
     data = data_digest(list(inputs) + list(program.param_values))
-    keys = [point_key(graph, data, arch, p) for p in points]
+    keys = [point_key(graph, data, arch, p, formats) for p in points]
     store = PointCache(Path(cache)) if cache is not None else _NoCache()
-    results, counters = simulate_points(points, Payload(model, tuple(inputs), plan), keys, store,
+    payload = Payload(model, tuple(inputs), plan, dict(formats))
+    results, counters = simulate_points(points, payload, keys, store,
                                         arch=arch, scheduler=scheduler, workers=workers,
                                         progress=progress)
     rows = []

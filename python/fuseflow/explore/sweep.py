@@ -43,10 +43,10 @@ class Point:
     reassociated: tuple[str, ...] = ()
     """The chains of products rewritten (``str`` of :class:`~.reassociate.Chain`)."""
 
-    def schedule(self):
+    def schedule(self, formats=None):
         import fuseflow
 
-        return fuseflow.Schedule(fusion=self.fusion,
+        return fuseflow.Schedule(fusion=self.fusion, formats=dict(formats or {}),
                                  kernels={k: {"order": o} for k, o in self.orders})
 
     def to_dict(self) -> dict:
@@ -82,14 +82,16 @@ def data_digest(tensors) -> str:
     return h.hexdigest()
 
 
-def point_key(graph_digest: str, data: str, arch, point: Point) -> str:
-    """The content key of ``point``: graph, data, architecture, schedule, version."""
+def point_key(graph_digest: str, data: str, arch, point: Point, formats=None) -> str:
+    """The content key of ``point``: graph (and declared formats), data, architecture,
+    schedule, version."""
     import fuseflow
 
     arch_fields = asdict(arch) if arch is not None else {}
     described = point.to_dict()
     del described["name"]
-    return _digest(graph_digest, data, arch_fields, described, fuseflow.__version__)
+    return _digest(graph_digest, sorted((formats or {}).items()), data, arch_fields, described,
+                   fuseflow.__version__)
 
 
 @dataclass
@@ -151,7 +153,7 @@ def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
     program, spec = _program(token, payload)
     if point.reassociated:
         program = _reassociated(program, point.reassociated)
-    compiled = program.compile(point.schedule())
+    compiled = program.compile(point.schedule(spec.formats))
     result = compiled.simulate(*spec.inputs, arch=arch)
     kernels = []
     totals: dict[str, float] = {}
