@@ -139,7 +139,8 @@ def test_explore_on_an_existing_scheduler(tmp_path):
         assert found.counters["simulated"] == len(found.points) > 0
         cycles = [p["simulated"]["cycles"] for p in found.points]
         assert cycles == sorted(cycles)
-        unfused = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion="unfused"),
+        # The explorer compiles the published workload: the plan's declared formats.
+        unfused = fuseflow.compile(model, inputs, plan.schedule("unfused"),
                                    plan=plan).simulate(*inputs).cycles
         assert {p["name"]: p["simulated"]["cycles"] for p in found.points}["unfused"] == unfused
     finally:
