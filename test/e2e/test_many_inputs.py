@@ -63,7 +63,8 @@ def test_gpt3_with_12_decoders_fully_fused_matches_pytorch():
                         random_blocks=1, global_blocks=1)
     model = GPT3(config)
     generator = torch.Generator().manual_seed(0)
-    model.reset_parameters(generator)
+    for layer in model.layers:
+        layer.reset_parameters(generator)
     x = torch.randn(config.seq, config.d_model, generator=generator)
     mask = bigbird_mask(config.seq, config.block, config.window, config.random_blocks,
                         config.global_blocks)
