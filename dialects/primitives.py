@@ -266,17 +266,23 @@ PRIMITIVES: tuple[Primitive, ...] = (
         "`!sam.val`).",
         examples=('%lanes:2 = "sam.fork"(%i#0) : (!sam.crd) -> (!sam.crd, !sam.crd)',)),
     Primitive(
-        "join", "Join: merges lanes back into the order the fork dealt them.",
-        operands=(Port("lanes", _LANE_KINDS, "variadic", 2, "lanes"),),
+        "join", "Join: merges lanes back into the order the fork dealt them, led by the "
+        "coordinates of the forked level.",
+        operands=(Port("order", ("crd",), doc="coordinates of the forked level: the stream the "
+                       "fork dealt, or one of its structure"),
+                  Port("lanes", _LANE_KINDS, "variadic", 2, "lanes")),
         results=(Port("output", _LANE_KINDS),),
         attributes=(Attr("depth", "int", "stop levels each forked data token grew into before "
                          "the join: 0 for a value, 1 for a fiber, d for a d-level subtree",
                          optional=True, default=1),),
-        description="The join forwards one *unit* (what one forked token became) per lane "
-        "visit; `docs/timing.md` gives the full semantics.",
+        description="Each data token of `order` is one *unit* (what one forked token became), "
+        "forwarded from the lane the fork dealt it to; each stop of `order` closes the merged "
+        "fiber. `docs/timing.md` gives the full semantics.",
         verifier="`depth` is non-negative.",
-        examples=('%merged = "sam.join"(%lanes#0, %lanes#1) : (!sam.crd, !sam.crd) -> !sam.crd',
-                  '%vals = "sam.join"(%v0, %v1) {depth = 0 : i64} : (!val, !val) -> !val')),
+        examples=('%merged = "sam.join"(%i#0, %crds#0, %crds#1) : (!sam.crd, !sam.crd, !sam.crd) '
+                  '-> !sam.crd',
+                  '%vals = "sam.join"(%i#0, %v0, %v1) {depth = 0 : i64} : (!sam.crd, !val, !val) '
+                  '-> !val')),
 )
 
 BY_OP_NAME: dict[str, Primitive] = {p.op_name: p for p in PRIMITIVES}

@@ -337,17 +337,18 @@ irdl.dialect @sam {
     irdl.results(lanes: variadic %stream)
   }
 
-  // Join: merges lanes back into the order the fork dealt them.
+  // Join: merges lanes back into the order the fork dealt them, led by the coordinates of the
+  // forked level.
   // Optional attributes (IRDL cannot declare them; dialects/verify.py checks them): "depth"
   // (int).
   irdl.operation @join {
-    %ref = irdl.parametric @sam::@ref<>
     %crd = irdl.parametric @sam::@crd<>
+    %ref = irdl.parametric @sam::@ref<>
     %e = irdl.any
     %t = irdl.any
     %val = irdl.parametric @sam::@val<%e, %t>
     %stream = irdl.any_of(%ref, %crd, %val)
-    irdl.operands(lanes: variadic %stream)
+    irdl.operands(order: %crd, lanes: variadic %stream)
     irdl.results(output: %stream)
   }
   // END generated from dialects/primitives.py

@@ -24,7 +24,8 @@ op                    structure of its results (``P`` the parent's, ``C`` the co
 ``spacc``             the input's minus the level ``order`` above the innermost, the levels
                       below it re-accumulated
 ``crddrop/crdhold``   the inner coordinates'; the outer ones must be one level shorter
-``fork``/``join``     each lane marked with its lane; the join removes the marks
+``fork``/``join``     each lane's forked level marked with its lane; the join (its ``order``
+                      the forked level's coordinates) removes the mark at its depth
 ====================  =========================================================================
 
 Two levels are the same when they enumerate the same coordinates: scans of the same tensor
@@ -118,7 +119,6 @@ class _Checker:
         self.poisoned: set = set()
         self.diagnostics: list[Diagnostic] = []
         self.writes: dict[tuple[int, int], Stream] = {}
-        self.forks = 0
 
     def poison(self, op) -> None:
         """Results of an op in error are unknown: their users are not checked again."""
@@ -400,52 +400,57 @@ def _crdhold(c: _Checker, op) -> None:
     c.set(op.results[1], inner)
 
 
-def _lane(level: Level, fork, lane: int) -> Level:
-    return Level(("lane", level.key, fork, lane), level.may_be_empty, f"{level.text} (lane {lane})")
+def _lane(level: Level, lanes: int, lane: int) -> Level:
+    """Lane ``lane`` of ``lanes`` of a forked level. Forks of streams of one structure deal
+    alike, so the mark names the structure, not the fork; a lane's fibers can be empty unless
+    the level is dense with at least one coordinate per lane."""
+    dense = level.key[0] == "dense" and level.key[1] >= lanes
+    return Level(("lane", level.key, lanes, lane), level.may_be_empty or not dense,
+                 f"{level.text} (lane {lane})")
 
 
 def _fork(c: _Checker, op) -> None:
     s = c.get(list(op.operands)[0])
-    c.forks += 1                          # names this fork in its lanes' levels
-    for lane, result in enumerate(op.results):
+    results = list(op.results)
+    for lane, result in enumerate(results):
         if s is None or s.depth == 0:
             c.set(result, None if s is None else s)
             continue
-        marked = s.levels[:-1] + (_lane(s.levels[-1], c.forks, lane),)
+        marked = s.levels[:-1] + (_lane(s.levels[-1], len(results), lane),)
         c.set(result, Stream(marked, s.absent))
 
 
-def _unmark(levels: tuple[Level, ...]) -> tuple[list[tuple[int, tuple]], tuple[Level, ...]]:
-    marks, plain = [], []
-    for pos, level in enumerate(levels):
-        if level.key[0] == "lane":
-            marks.append((pos, level.key))
-            plain.append(Level(level.key[1], level.may_be_empty, level.text))
-        else:
-            plain.append(level)
-    return marks, tuple(plain)
+def _unmark(level: Level) -> Level:
+    return Level(level.key[1], level.may_be_empty, level.text.removesuffix(
+        f" (lane {level.key[3]})"))
 
 
 def _join(c: _Checker, op) -> None:
-    lanes = [c.get(v) for v in op.operands]
-    if not _known(*lanes):
+    order, *lanes = [c.get(v) for v in op.operands]
+    if not _known(order, *lanes):
         c.set(op.results[0], None)
         return
     depth = _int(op, "depth", 1)
     plain = None
     for index, s in enumerate(lanes):
-        marks, levels = _unmark(s.levels)
-        if len(marks) != 1 or marks[0][1][3] != index:
-            raise _Error(f"lane #{index} is not lane {index} of one fork; lane #{index}: "
-                         f"{s.describe()}")
-        pos = marks[0][0]
-        if pos != len(levels) - 1 - depth:
-            raise _Error(f"lane #{index} grew {len(levels) - 1 - pos} stop levels after the "
-                         f"fork, but the join's depth is {depth}")
+        pos = s.depth - 1 - depth
+        level = s.levels[pos] if 0 <= pos < s.depth else None
+        if level is None or level.key[0] != "lane":
+            marked = [p for p, lv in enumerate(s.levels) if lv.key[0] == "lane"]
+            grown = f"grew {s.depth - 1 - marked[-1]} stop levels after the fork, but " \
+                if marked else "is no lane of a fork: "
+            raise _Error(f"lane #{index} {grown}the join's depth is {depth}")
+        if level.key[3] != index or level.key[2] != len(lanes):
+            raise _Error(f"lane #{index} is lane {level.key[3]} of a fork of {level.key[2]} "
+                         "lanes")
+        levels = s.levels[:pos] + (_unmark(level),) + s.levels[pos + 1:]
         if plain is None:
-            plain, fork = levels, marks[0][1][2]
-        elif levels != plain or marks[0][1][2] != fork:
+            plain = levels
+        elif levels != plain:
             raise _Error(f"lanes #0 and #{index} have different control structure")
+    if order.levels != plain[:len(plain) - depth]:
+        raise _Error(f"the order must carry the levels of the lanes down to the forked one; "
+                     f"the order: {order.describe()}; the lanes: {Stream(plain).describe()}")
     c.set(op.results[0], Stream(plain))
 
 

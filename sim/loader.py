@@ -142,8 +142,8 @@ def _joiner_view(attrs: dict, inputs: list, outputs: tuple, body):
 
 
 def _lanes_view(attrs: dict, inputs: list, outputs: tuple, body):
-    """Forks and joins: the number of lanes."""
-    attrs["lanes"] = max(len(inputs), len(outputs))
+    """Forks and joins: the number of lanes (a join's first input is its order)."""
+    attrs["lanes"] = len(outputs) if len(inputs) == 1 else len(inputs) - 1
     return inputs, outputs
 
 

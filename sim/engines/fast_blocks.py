@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Callable
 
 from fuseflow.sim.blocks import IMPLEMENTATIONS
-from fuseflow.sim.engines import fast_joiner, fast_scan, fast_spacc, fast_values, fast_write
+from fuseflow.sim.engines import (
+    fast_joiner, fast_lanes, fast_scan, fast_spacc, fast_values, fast_write,
+)
 from fuseflow.sim.engines.fast_stream import Stream, from_pairs
 from fuseflow.sim.engines.reference import BlockContext, Channel
 from fuseflow.sim.graph import Block, BlockGraph
@@ -23,6 +25,7 @@ VECTORIZED: dict[str, Callable] = {
     "reduce": fast_values.reduce, "scan": fast_scan.scan, "repeat": fast_scan.repeat, "locate": fast_scan.locate,
     "intersect": fast_joiner.intersect, "union": fast_joiner.union, "spacc": fast_spacc.spacc,
     "level_write": fast_write.level_write, "value_write": fast_write.value_write,
+    "join": fast_lanes.join,
 }
 """Block kinds with a whole-stream implementation; the others run the reference coroutine."""
 

@@ -16,7 +16,7 @@ func.func @join_lanes_bind_one_type() {
     %root = "sam.root"() : () -> !sam.ref
     %i, %ri = "sam.scan"(%root) {level = 0 : i64, size = 4 : i64} : (!sam.ref) -> (!sam.crd, !sam.ref)
     // expected-error @below {{expected '!sam.crd' but got '!sam.ref'}}
-    %a = "sam.join"(%i, %ri) : (!sam.crd, !sam.ref) -> !sam.crd
+    %a = "sam.join"(%i, %i, %ri) : (!sam.crd, !sam.crd, !sam.ref) -> !sam.crd
     gpu.yield
   }) {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
   return

@@ -427,8 +427,9 @@ func.func @lanes() {
     %root = "sam.root"() : () -> !sam.ref
     // expected-error @below {{'sam.fork' op needs at least 2 lanes, got 1}}
     %r = "sam.fork"(%root) : (!sam.ref) -> !sam.ref
+    %c, %rc = "sam.scan"(%root) {level = 0 : i64, size = 4 : i64} : (!sam.ref) -> (!sam.crd, !sam.ref)
     // expected-error @below {{'sam.join' op needs at least 2 lanes, got 1}}
-    %j = "sam.join"(%r) : (!sam.ref) -> !sam.ref
+    %j = "sam.join"(%c, %r) : (!sam.crd, !sam.ref) -> !sam.ref
     gpu.yield
   }) {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
   return
@@ -505,9 +506,9 @@ func.func @optional_attribute_types(%x: tensor<4xf32>) {
     %u:3 = "sam.union"(%j, %j, %rj, %v) {ref_groups = array<i64: 1, 0>, val_groups = 1 : i64, operandSegmentSizes = array<i32: 2, 1, 1>, resultSegmentSizes = array<i32: 1, 1, 1>} : (!sam.crd, !sam.crd, !sam.ref, !sam.val<f32, array<i64>>) -> (!sam.crd, !sam.ref, !sam.val<f32, array<i64>>)
     %l:2 = "sam.fork"(%v) : (!sam.val<f32, array<i64>>) -> (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>)
     // expected-error @below {{'sam.join' op attribute 'depth' must be an integer, got "deep"}}
-    %m = "sam.join"(%l#0, %l#1) {depth = "deep"} : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    %m = "sam.join"(%j, %l#0, %l#1) {depth = "deep"} : (!sam.crd, !sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     // expected-error @below {{'sam.join' op 'depth' must be non-negative, got -1}}
-    %n = "sam.join"(%l#0, %l#1) {depth = -1 : i64} : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    %n = "sam.join"(%j, %l#0, %l#1) {depth = -1 : i64} : (!sam.crd, !sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     gpu.yield
   }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> ()
   return

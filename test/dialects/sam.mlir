@@ -201,16 +201,16 @@ func.func @parallel(%X: tensor<8xf32>) {
     %c0, %c1 = "sam.fork"(%i) : (!sam.crd) -> (!sam.crd, !sam.crd)
     // CHECK-NEXT: %[[REFS:.*]]:4 = "sam.fork"(%[[I]]#1) : (!sam.ref) -> (!sam.ref, !sam.ref, !sam.ref, !sam.ref)
     %r0, %r1, %r2, %r3 = "sam.fork"(%ri) : (!sam.ref) -> (!sam.ref, !sam.ref, !sam.ref, !sam.ref)
-    // CHECK-NEXT: "sam.join"(%[[CRDS]]#0, %[[CRDS]]#1) : (!sam.crd, !sam.crd) -> !sam.crd
-    %c = "sam.join"(%c0, %c1) : (!sam.crd, !sam.crd) -> !sam.crd
-    // CHECK-NEXT: "sam.join"(%[[REFS]]#0, %[[REFS]]#1, %[[REFS]]#2, %[[REFS]]#3) : (!sam.ref, !sam.ref, !sam.ref, !sam.ref) -> !sam.ref
-    %r = "sam.join"(%r0, %r1, %r2, %r3) : (!sam.ref, !sam.ref, !sam.ref, !sam.ref) -> !sam.ref
+    // CHECK-NEXT: "sam.join"(%[[I]]#0, %[[CRDS]]#0, %[[CRDS]]#1) {depth = 0 : i64} : (!sam.crd, !sam.crd, !sam.crd) -> !sam.crd
+    %c = "sam.join"(%i, %c0, %c1) {depth = 0 : i64} : (!sam.crd, !sam.crd, !sam.crd) -> !sam.crd
+    // CHECK-NEXT: "sam.join"(%[[I]]#0, %[[REFS]]#0, %[[REFS]]#1, %[[REFS]]#2, %[[REFS]]#3) {depth = 0 : i64} : (!sam.crd, !sam.ref, !sam.ref, !sam.ref, !sam.ref) -> !sam.ref
+    %r = "sam.join"(%i, %r0, %r1, %r2, %r3) {depth = 0 : i64} : (!sam.crd, !sam.ref, !sam.ref, !sam.ref, !sam.ref) -> !sam.ref
     %v = "sam.array"(%r, %x) : (!sam.ref, tensor<8xf32>) -> !sam.val<f32, array<i64>>
     // CHECK: %[[VALS:.*]]:2 = "sam.fork"(%{{.*}}) : (!sam.val<f32, array<i64>>) -> (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>)
     %v0, %v1 = "sam.fork"(%v) : (!sam.val<f32, array<i64>>) -> (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>)
-    // CHECK-NEXT: "sam.join"(%[[VALS]]#0, %[[VALS]]#1) : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    // CHECK-NEXT: "sam.join"(%[[I]]#0, %[[VALS]]#0, %[[VALS]]#1) {depth = 0 : i64} : (!sam.crd, !sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     // GENERIC: "sam.join"
-    %vj = "sam.join"(%v0, %v1) : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    %vj = "sam.join"(%i, %v0, %v1) {depth = 0 : i64} : (!sam.crd, !sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     gpu.yield
   }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8xf32>) -> ()
   return

@@ -54,7 +54,7 @@ func.func @f() {
     %root = "sam.root"() : () -> !sam.ref
     %i, %ri = "sam.scan"(%root) {level = 0 : i64, size = 4 : i64} : (!sam.ref) -> (!sam.crd, !sam.ref)
     %l:2 = "sam.fork"(%i) : (!sam.crd) -> (!sam.crd, !sam.crd)
-    %j = "sam.join"(%l#0, %l#1) {depth = 0 : i64} : (!sam.crd, !sam.crd) -> !sam.crd
+    %j = "sam.join"(%i, %l#0, %l#1) {depth = 0 : i64} : (!sam.crd, !sam.crd, !sam.crd) -> !sam.crd
     gpu.yield
   }) {operandSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : () -> ()
   return

@@ -208,7 +208,7 @@ func.func @join_depth(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
     %v = "sam.array"(%rj, %a) : (!sam.ref, tensor<4x5xf32, #CSR>) -> !sam.val<f32, array<i64>>
     %lanes:2 = "sam.fork"(%v) : (!sam.val<f32, array<i64>>) -> (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>)
   // expected-error @below {{'sam.join' op stream control: lane #0 grew 0 stop levels after the fork, but the join's depth is 1}}
-    %x = "sam.join"(%lanes#0, %lanes#1) : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    %x = "sam.join"(%j, %lanes#0, %lanes#1) : (!sam.crd, !sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%x) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
@@ -219,7 +219,7 @@ func.func @join_depth(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
 
 // -----
 
-// Tests that a join of two lanes of different forks is reported.
+// Tests that a join of the same lane of two forks is reported.
 #CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
 func.func @join_lanes(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
   %g = "sam.graph"(%A) ({
@@ -230,8 +230,8 @@ func.func @join_lanes(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
     %v = "sam.array"(%rj, %a) : (!sam.ref, tensor<4x5xf32, #CSR>) -> !sam.val<f32, array<i64>>
     %f:2 = "sam.fork"(%v) : (!sam.val<f32, array<i64>>) -> (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>)
     %g:2 = "sam.fork"(%v) : (!sam.val<f32, array<i64>>) -> (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>)
-  // expected-error @below {{'sam.join' op stream control: lanes #0 and #1 have different control structure}}
-    %x = "sam.join"(%f#0, %g#1) {depth = 0 : i64} : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+  // expected-error @below {{'sam.join' op stream control: lane #1 is lane 0 of a fork of 2 lanes}}
+    %x = "sam.join"(%j, %f#0, %g#0) {depth = 0 : i64} : (!sam.crd, !sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%x) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()

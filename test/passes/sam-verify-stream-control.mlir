@@ -112,7 +112,7 @@ func.func @fork_join(%A: tensor<4x5xf32, #CSR>) -> tensor<4x5xf32, #CSR> {
     %lanes:2 = "sam.fork"(%v) : (!sam.val<f32, array<i64>>) -> (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>)
     %x0 = "sam.alu"(%lanes#0) {op = "exp"} : (!sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     %x1 = "sam.alu"(%lanes#1) {op = "exp"} : (!sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
-    %x = "sam.join"(%x0, %x1) {depth = 0 : i64} : (!sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
+    %x = "sam.join"(%j, %x0, %x1) {depth = 0 : i64} : (!sam.crd, !sam.val<f32, array<i64>>, !sam.val<f32, array<i64>>) -> !sam.val<f32, array<i64>>
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.level_write"(%j) {result = 0 : i64, level = 1 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%x) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()

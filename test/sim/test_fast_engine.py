@@ -122,6 +122,12 @@ CASES = [
     ("locate", ["S0 S1 D", "0 1 S0 D"], 2, {}, {"tensor": None, "size": 0}),  # an empty level, empty fibers
     ("fork", ["0 1 2 S0 3 S1 D"], 2, {}, {}),
     ("fork", ["0 N 2 S0 3 4 5 S1 D"], 3, {}, {}),
+    ("join", ["0 1 2 S0 3 S1 D", "0 2 S0 S1 D", "1 S0 3 S1 D"], 1, {}, {"depth": 0}),
+    ("join", ["0 1 2 S0 D", "1 S0 S1 D", "3 S1 D"], 1, {}, {}),
+    ("join", ["0 1 2 S0 D", "1 S0 2 S1 D", "3 S1 D"], 1, {}, {}),
+    ("join", ["0 S0 1 S1 D", "7 S1 S2 D", "S1 8 S2 D"], 1, {}, {}),
+    ("join", ["D", "D", "D"], 1, {}, {}),
+    ("join", ["S0 D", "S1 D", "S1 D"], 1, {}, {}),
     ("broadcast", ["0 1 S0 D"], 3, {}, {}),
 ]
 
@@ -143,7 +149,6 @@ def test_vectorized_block_respects_latency_and_interval():
 @pytest.mark.parametrize("kind, inputs, n_out, attrs", [
     ("crddrop", ["1 S0 1 S0 S0 1 S1 D", "0 1 2 3 S0 D"], 2, {}),
     ("crdhold", ["0 2 S0 2 S0 2 S1 D", "0 1 2 S0 D"], 2, {}),
-    ("join", ["1 S0 3 S1 D", "2 S1 D"], 1, {"depth": 1}),
     ("spacc", ["0 1 S0 0 S1 D", "1 S0 0 S1 1 2 S2 D", "1.0 S0 2.0 S1 3.0 4.0 S2 D"], 3, {"order": 2}),
 ])
 def test_other_kinds_run_the_reference_coroutine(kind, inputs, n_out, attrs):
@@ -456,6 +461,52 @@ def test_random_forks_and_alus_agree(body, seed, lanes):
     run_both("alu", [body + stream("D"), list(reversed(body[:-1])) + body[-1:] + stream("D")]
              if all(isinstance(t, np.float32) for t in body[:-1]) else [body + stream("D")] * 2,
              seed=seed, op="add")
+
+
+@st.composite
+def joined_lanes(draw):
+    """A random forked level and what its lanes grew into: ``(order, lanes, depth, direct)``.
+
+    The order is a random reference stream into the rows of a random CSR matrix (empty rows
+    and fibers included); each lane scans its references ``depth`` times (0: loads a value)."""
+    rows = draw(st.integers(1, 4))
+    dense = np.array(draw(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.5]), min_size=3, max_size=3),
+                                   min_size=rows, max_size=rows)), np.float32)
+    tree = FiberTree.from_dense(dense, TensorFormat.csr(dense.shape))
+    refs = [t if isinstance(t, int) and t < rows else stream("S0")[0]
+            for t in draw(fibers_of(top=1))] + stream("D")
+    refs = stream(format_stream(refs))
+    lanes = draw(st.integers(1, 4))
+    depth = draw(st.integers(0, 2))
+
+    def grow(stream_in):
+        if depth == 0:
+            return run_block(Block("a", "array", ("r",), ("v",), {"tensor": 0}),
+                             [[(t, 0) for t in stream_in]], [tree], [], None)[0][0]
+        crd, ref = [[t for t, _ in o] for o in run_block(
+            Block("s", "scan", ("r",), ("c", "f"), {"tensor": 0, "level": 1}),
+            [[(t, 0) for t in stream_in]], [tree], [], None)[0]]
+        if depth == 1:
+            return [(t, 0) for t in crd]
+        return run_block(Block("s2", "scan", ("r",), ("c", "f"), {"tensor": None, "size": 2}),
+                         [[(t, 0) for t in ref]], [], [], None)[0][0]
+
+    forked = run_block(Block("f", "fork", ("r",), tuple(f"l{p}" for p in range(lanes))),
+                       [[(t, 0) for t in refs]], [], [], None)[0]
+    grown = [[t for t, _ in grow([t for t, _ in lane])] for lane in forked]
+    direct = [t for t, _ in grow(refs)]
+    return refs, grown, depth, direct
+
+
+@settings(max_examples=80, deadline=None)
+@given(joined_lanes(), st.integers(0, 9))
+def test_random_joins_agree_and_restore_the_unforked_stream(case, seed):
+    order, lanes, depth, direct = case
+    run_both("join", [order] + lanes, seed=seed, depth=depth)
+    block = Block("j", "join", tuple(f"in{i}" for i in range(len(lanes) + 1)), ("out",),
+                  {"depth": depth})
+    merged = run_block(block, [[(t, 0) for t in s] for s in [order] + lanes], [], [], None)[0][0]
+    assert [token_key(t) for t, _ in merged] == [token_key(t) for t in direct]
 
 
 def run_in_pieces(block_kind, inputs, n_out, tensors=(), outputs=(), arch=None, seed=0, **attrs):

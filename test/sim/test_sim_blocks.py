@@ -307,8 +307,9 @@ def test_fork_deals_round_robin_across_fibers():
 
 
 def test_join_depth0_restores_fork_order():
-    lanes = out1("fork", ["0 1 2 S0 3 S1 D"], n_out=2)
-    assert out1("join", lanes, depth=0) == "0 1 2 S0 3 S1 D"
+    order = "0 1 2 S0 3 S1 D"
+    lanes = out1("fork", [order], n_out=2)
+    assert out1("join", [order] + lanes, depth=0) == order
 
 
 @pytest.mark.parametrize("refs", ["0 1 2 S0 D", "0 1 2 3 S0 D", "S0 0 1 S1 D", "0 S0 1 2 3 S1 D", "0 S0 S0 1 S1 D"])
@@ -316,13 +317,43 @@ def test_join_depth1_merges_scanned_lanes_in_order(refs):
     lanes = out1("fork", [refs], n_out=2)
     scanned = [out1("scan", [lane], n_out=2, tensor=None, size=2)[0] for lane in lanes]
     direct = out1("scan", [refs], n_out=2, tensor=None, size=2)[0]
-    assert out1("join", scanned, depth=1) == direct
+    assert out1("join", [refs] + scanned, depth=1) == direct
 
 
-def test_join_depth1_equals_published_join_on_even_lanes():
+@pytest.mark.parametrize("refs", ["0 1 S0 D", "1 S0 0 1 S1 D", "0 1 2 S0 D", "1 1 1 S0 D"])
+@pytest.mark.parametrize("lanes", [2, 3])
+def test_join_depth1_restores_empty_units_anywhere(refs, lanes):
+    # Row 1 of B is empty: a lane whose last unit of a fiber is that row shows the same bare
+    # stop as a lane without a unit; the order tells them apart.
+    forked = out1("fork", [refs], n_out=lanes)
+    scanned = [out1("scan", [lane], n_out=2, tensors=[B_CSR], tensor=0, level=1)[0] for lane in forked]
+    direct = out1("scan", [refs], n_out=2, tensors=[B_CSR], tensor=0, level=1)[0]
+    assert out1("join", [refs] + scanned, depth=1) == direct
+
+
+def test_join_equals_published_join_on_even_lanes():
     # Every lane gets two units per fiber: stops of lane 0 are lowered to S0.
-    assert out1("join", ["a S0 b S1 D".replace("a", "1").replace("b", "2"), "3 S0 4 S1 D"]) == \
-        "1 S0 3 S0 2 S0 4 S1 D"
+    assert out1("join", ["0 1 2 3 S0 D", "1 S0 2 S1 D", "3 S0 4 S1 D"]) == "1 S0 3 S0 2 S0 4 S1 D"
+
+
+def test_join_costs_one_step_per_lane_token():
+    # Units 1 | 3 | 2 (lanes 0, 1, 0), then the fiber close: lane tokens 1 S0 3 S1 2 S1 and the
+    # three D, one step each; the merged S1 costs nothing.
+    texts, stamps, ctx = run1("join", ["0 1 2 S0 D", "1 S0 2 S1 D", "3 S1 D"], depth=1)
+    assert texts == ["1 S0 3 S0 2 S1 D"]
+    assert ctx.stats.steps == 8 and ctx.clock == 8
+    assert stamps == [[1, 3, 3, 5, 5, 7, 8]]
+
+
+@pytest.mark.parametrize("inputs, message", [
+    (["0 S0 D", "1 S1 D", "S0 D"], "holds S0 where the order closes"),
+    (["0 S0 D", "1 S1 D", "2 S1 D"], "holds 2 where the order closes"),
+    (["0 1 S0 D", "1 S1 D", "3 S0 D"], "closed its last unit with S0"),
+    (["0 1 2 S0 D", "1 S1 2 S1 D", "3 S1 D"], "closed the fiber with S1 before its last unit"),
+])
+def test_join_reports_lanes_the_order_does_not_fit(inputs, message):
+    with pytest.raises(StreamError, match=message):
+        out1("join", inputs, depth=1)
 
 
 def test_spacc_drops_keys_with_empty_coordinates_and_checks_lengths():
@@ -353,4 +384,4 @@ def test_join_depth2_merges_two_level_units(refs, lanes):
         crd_i, ref_i = out1("scan", [stream_text], n_out=2, tensor=None, size=2)
         return out1("scan", [ref_i], n_out=2, tensor=None, size=3)[0]
     forked = out1("fork", [refs], n_out=lanes)
-    assert out1("join", [scan2(lane) for lane in forked], depth=2) == scan2(refs)
+    assert out1("join", [refs] + [scan2(lane) for lane in forked], depth=2) == scan2(refs)

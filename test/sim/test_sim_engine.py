@@ -205,10 +205,13 @@ def parallel_graph(lanes):
         Block("root", "root", (), ("r",)),
         Block("scan_i", "scan", ("r",), ("crd_i", "ref_i"), {"tensor": 0, "level": 0}),
         Block("fork", "fork", ("ref_i",), tuple(f"l{p}" for p in range(lanes))),
-        Block("join_c", "join", tuple(f"c{p}" for p in range(lanes)), ("crd_j",), {"depth": 1}),
-        Block("join_v", "join", tuple(f"s{p}" for p in range(lanes)), ("sums",), {"depth": 0}),
+        Block("bc_i", "broadcast", ("crd_i",), ("crd_i_w", "crd_i_c", "crd_i_v")),
+        Block("join_c", "join", ("crd_i_c",) + tuple(f"c{p}" for p in range(lanes)), ("crd_j",),
+              {"depth": 1}),
+        Block("join_v", "join", ("crd_i_v",) + tuple(f"s{p}" for p in range(lanes)), ("sums",),
+              {"depth": 0}),
         Block("bc_j", "broadcast", ("crd_j",), ("crd_j_out",)),
-        Block("write_i", "level_write", ("crd_i",), (), {"result": 0, "level": 0}),
+        Block("write_i", "level_write", ("crd_i_w",), (), {"result": 0, "level": 0}),
         Block("write_s", "value_write", ("sums",), (), {"result": 0}),
     ]
     for p in range(lanes):

@@ -279,11 +279,13 @@ def _fork(block, ins, ctx, out):
 
 
 def _join(block, ins, ctx, out):
-    first = ins[0][-1]
-    merged = first.with_(items=sum(p[-1].items for p in ins), nulls=sum(p[-1].nulls for p in ins),
-                         hist=None if first.hist is None else first.hist * len(ins))
-    out.steps = sum(tokens(p) for p in ins)
-    return [ins[0][:-1] + (merged,)]
+    lanes = ins[1:]                               # ins[0] is the order (free)
+    first = lanes[0][-1]
+    merged = first.with_(items=sum(p[-1].items for p in lanes),
+                         nulls=sum(p[-1].nulls for p in lanes),
+                         hist=None if first.hist is None else first.hist * len(lanes))
+    out.steps = sum(tokens(p) for p in lanes)
+    return [lanes[0][:-1] + (merged,)]
 
 
 RULES = {
