@@ -152,7 +152,8 @@ def emit_kernel(kernel_op, plan: KernelPlan, schedule: KernelSchedule | None = N
         graph, block = create_container("sam.graph", [value(i) for i in plan.inputs],
                                         list(plan.result_types), attrs, loc=kernel.location)
     with mlir.InsertionPoint(block):
-        emit_ops(plan.ops, list(block.arguments), kernel.location)
+        emit_ops(plan.ops, list(block.arguments), kernel.location,
+                 indices=schedule is not None and bool(schedule.parallel))
         mlir.Operation.create(TERMINATOR, operands=[], loc=kernel.location)
     for old, new in zip(kernel.results, _kernel_results(kernel, graph, plan)):
         old.replace_all_uses_with(new)

@@ -39,6 +39,7 @@ PASSES: dict[str, PassEntry] = {
         _entry("fuseflow-verify-schedule", "verify_schedule", "VerifySchedulePass"),
         _entry("fuseflow-lower-to-sam", "lower_to_sam", "LowerToSamPass"),
         _entry("fuseflow-verify-kernels", "verify_kernels", "VerifyKernelsPass"),
+        _entry("sam-parallelize", "sam_parallelize", "SamParallelizePass"),
         _entry("sam-verify", "sam_verify", "SamVerifyPass"),
     )
 }
@@ -51,7 +52,8 @@ PIPELINES: dict[str, str] = {
     "fuseflow-to-kernels": "fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,"
                            "fuseflow-verify-kernels,fuseflow-schedule,fuseflow-verify-schedule",
     # Scheduled kernels (possibly edited by hand) to sam.graph dataflow graphs.
-    "fuseflow-kernels-to-dataflow": "fuseflow-verify-schedule,fuseflow-lower-to-sam,sam-verify",
+    "fuseflow-kernels-to-dataflow": "fuseflow-verify-schedule,fuseflow-lower-to-sam,"
+                                    "sam-parallelize,sam-verify",
     "fuseflow-to-dataflow": "fuseflow-to-kernels,fuseflow-kernels-to-dataflow",
 }
 

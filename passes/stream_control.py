@@ -97,6 +97,17 @@ class _Error(Exception):
 
 def check_graph(graph_op) -> list[Diagnostic]:
     """The stream-control errors of one ``sam.graph`` (see the module docstring)."""
+    return _check(graph_op).diagnostics
+
+
+def structures(graph_op) -> dict:
+    """The control structure (:class:`Stream`) of every stream of one ``sam.graph``, keyed by
+    value; streams of ops in error are absent."""
+    checker = _check(graph_op)
+    return {v: s for v, s in checker.streams.items() if v not in checker.poisoned}
+
+
+def _check(graph_op) -> _Checker:
     checker = _Checker(op_of(graph_op))
     for op in list(graph_op.regions[0].blocks[0].operations):
         op = op_of(op)
@@ -108,7 +119,7 @@ def check_graph(graph_op) -> list[Diagnostic]:
         except _Error as err:
             checker.diagnostics.append(Diagnostic(op.location, f"'{op.name}' op {TAG} {err}"))
             checker.poison(op)
-    return checker.diagnostics
+    return checker
 
 
 class _Checker:

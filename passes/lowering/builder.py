@@ -53,6 +53,9 @@ class PlannedOp:
     attrs: tuple[tuple[str, object], ...] = ()
     origin: object = field(default=None, compare=False)
     """Location of the linalg op the op came from (None: the graph's)."""
+    index: str | None = field(default=None, compare=False)
+    """The index variable whose level a scanner enumerates (``fuseflow.index`` when emitted
+    for ``sam-parallelize``)."""
 
     def key(self) -> tuple:
         return (self.name, self.operands, self.attrs)
@@ -78,10 +81,11 @@ class PlanBuilder:
         finally:
             self.origin = saved
 
-    def _op(self, name: str, operands, results, attrs=None, pure=True) -> tuple[Stream, ...]:
+    def _op(self, name: str, operands, results, attrs=None, pure=True,
+            index: str | None = None) -> tuple[Stream, ...]:
         """Plans an op, or returns the results of the identical one planned before."""
         op = PlannedOp(name, tuple(operands), tuple(results),
-                       tuple(sorted((attrs or {}).items())), self.origin)
+                       tuple(sorted((attrs or {}).items())), self.origin, index)
         index = self._built.get(op.key()) if pure else None
         if index is None:
             index = len(self.ops)
@@ -93,10 +97,11 @@ class PlanBuilder:
     def root(self):
         return self._op("sam.root", [], ["ref"])[0]
 
-    def scan(self, parent, tensor: int, level: int):
-        """Level scanner of input ``tensor`` at storage ``level``: returns (crd, ref)."""
+    def scan(self, parent, tensor: int, level: int, index: str | None = None):
+        """Level scanner of input ``tensor`` at storage ``level`` (of index variable
+        ``index``): returns (crd, ref)."""
         return self._op("sam.scan", [parent, TensorArg(tensor)], ["crd", "ref"],
-                        {"level": level})
+                        {"level": level}, index=index)
 
     def locate(self, parent, crd, tensor: int, level: int):
         """Reference into dense ``level`` of input ``tensor`` for each coordinate of ``crd``
@@ -108,9 +113,10 @@ class PlanBuilder:
         return self._op("sam.locate", [crd, parent, TensorArg(tensor)], ["ref", "crd"],
                         {"level": level})[0]
 
-    def range_scan(self, parent, size: int):
+    def range_scan(self, parent, size: int, index: str | None = None):
         """Tensor-less dense scanner over ``size`` coordinates: returns (crd, ref)."""
-        return self._op("sam.scan", [parent], ["crd", "ref"], {"level": 0, "size": size})
+        return self._op("sam.scan", [parent], ["crd", "ref"], {"level": 0, "size": size},
+                        index=index)
 
     def repsig(self, crd):
         return self._op("sam.repsiggen", [crd], ["repsig"])[0]
@@ -179,10 +185,15 @@ def _attribute(name: str, value):
     return mlir.IntegerAttr.get(mlir.IntegerType.get_signless(64), value)
 
 
-def emit_ops(ops: list[PlannedOp], tensors: list, loc) -> list:
+INDEX_ATTR = "fuseflow.index"
+"""The attribute naming the index variable of a scanner's level (see ``emit_ops``)."""
+
+
+def emit_ops(ops: list[PlannedOp], tensors: list, loc, indices: bool = False) -> list:
     """Creates ``ops`` at the current insertion point, ``tensors`` standing for their
     :class:`TensorArg` operands; each op located ``NameLoc(stable name, origin or loc)``.
-    Returns the created operations."""
+    ``indices``: scanners carry their index variable (:data:`INDEX_ATTR`), which
+    ``sam-parallelize`` reads. Returns the created operations."""
     types = {kind: mlir.Type.parse(text) for kind, text in STREAM_TYPES.items()}
     values: list[list] = []
     created = []
@@ -191,6 +202,8 @@ def emit_ops(ops: list[PlannedOp], tensors: list, loc) -> list:
                     for v in op.operands]
         with loc:
             attrs = {k: _attribute(k, v) for k, v in op.attrs}
+            if indices and op.index is not None:
+                attrs[INDEX_ATTR] = mlir.StringAttr.get(op.index)
         made = mlir.Operation.create(
             op.name, results=[types[k] for k in op.results], operands=operands,
             attributes=attrs, loc=mlir.Location.name(name, childLoc=op.origin or loc))

@@ -39,7 +39,7 @@ class Streams:
                 raise LoweringError(lw.k.loc, f"{u} takes part in several branches of the "
                                               f"iteration space over {var}; not supported yet")
             with b.at(u.loc):
-                crd, ref = b.scan(lw.ref[u.uid], u.operand, u.levels[level_index])
+                crd, ref = b.scan(lw.ref[u.uid], u.operand, u.levels[level_index], var)
             lw.next_level[u.uid] = level_index + 1
             return crd, {("u", u.uid): ref}
         if isinstance(space, VLeaf):
@@ -48,7 +48,7 @@ class Streams:
             virt.next += 1
             return crd, {("v", space.rid): virt.val if not virt.remaining() else None}
         if isinstance(space, Universe):
-            crd, _ = b.range_scan(scope.iteration_ref(b), lw.k.sizes[var])
+            crd, _ = b.range_scan(scope.iteration_ref(b), lw.k.sizes[var], var)
             return crd, {}
         located, drivers = lw.spaces.split_located(space, var)
         if located:

@@ -15,9 +15,10 @@
 // CHECK-NEXT: block=<int,...> (default: none)
 // CHECK: --fuseflow-verify-kernels {{.*}} - Checks that every linalg op is inside a fuse.kernel
 // CHECK: --fuseflow-verify-schedule {{.*}} - Checks that every fuse.kernel has a legal fuseflow.schedule
+// CHECK: --sam-parallelize {{.*}} - Forks each sam.graph's schedule's parallel levels into lanes
 // CHECK: --sam-verify {{.*}} - Checks that only dataflow graphs are left
 // CHECK-LABEL: Named pipelines:
-// CHECK: --fuseflow-kernels-to-dataflow{{ *}} - fuseflow-verify-schedule,fuseflow-lower-to-sam,sam-verify
+// CHECK: --fuseflow-kernels-to-dataflow{{ *}} - fuseflow-verify-schedule,fuseflow-lower-to-sam,sam-parallelize,sam-verify
 // CHECK: --fuseflow-to-dataflow {{.*}} - fuseflow-to-kernels,fuseflow-kernels-to-dataflow
 // CHECK: --fuseflow-to-kernels {{.*}} - fuseflow-normalize,fuseflow-partition,fuseflow-hoist-views,fuseflow-verify-kernels,fuseflow-schedule,fuseflow-verify-schedule
 // HELP: usage: fuseflow-opt
