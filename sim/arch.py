@@ -45,6 +45,10 @@ class Arch:
     """Per-kind ``(latency, initiation interval)`` overrides, keyed by block kind
     (``fuseflow.sim.graph.BLOCK_KINDS``), applied over ``DEFAULT_BLOCK_COSTS``; kinds not
     listed use ``latency`` and ``initiation_interval``. Stored as a sorted tuple of pairs."""
+    lanes: int | None = None
+    """Physical lanes per fork; None = as many as the graph's forks deal to. A fork of more
+    lanes runs them folded round robin onto this many (``fuseflow.sim.lanes``: virtual lanes
+    ``p, p + lanes, ...`` one after the other on lane ``p``, the same as a fork of ``lanes``)."""
     memory: MemoryModel | None = None
     """Off-chip memory model (``fuseflow.sim.memory``, ``docs/memory.md``); None = no memory
     cost (the published configuration). When set, every kernel result carries its DRAM traffic
@@ -55,6 +59,8 @@ class Arch:
             check_int(self.fifo_depth, "fifo_depth (None: unbounded)", 1)
         check_int(self.latency, "latency", 1)
         check_int(self.initiation_interval, "initiation_interval", 0)
+        if self.lanes is not None:
+            check_int(self.lanes, "lanes (None: unlimited)", 1)
         if self.memory is not None and not isinstance(self.memory, MemoryModel):
             raise ArgumentError(f"memory must be None or a MemoryModel, got {self.memory!r}")
         if not isinstance(self.block_costs, (Mapping, tuple, list)):

@@ -18,7 +18,7 @@ from fuseflow import mlir
 from fuseflow.dialects.ir import walk
 from fuseflow.frontend import MODULE_ATTR, NODE_ATTR
 from fuseflow.kernel_settings import KernelSettings, resolve_kernel
-from fuseflow.passes.lowering.plan import KernelAnalysis, KernelPlan, legal_orders
+from fuseflow.passes.lowering.plan import KernelAnalysis, KernelPlan, legal_orders, plan_kernel
 from fuseflow.passes.schedule import KernelSchedule, SchedulePass, kernel_name, kernels
 from fuseflow.pipeline import Pipeline
 
@@ -98,6 +98,14 @@ class KernelInfo:
     def legal_orders(self, limit: int | None = None) -> list[tuple[str, ...]]:
         """The kernel's legal dataflow orders, best first (at most ``limit``)."""
         return list(legal_orders(KernelAnalysis.of(self._kernel_op), limit))
+
+    def parallel_variables(self, order=None) -> tuple[str, ...]:
+        """The loop names whose level ``sam-parallelize`` can fork into lanes under ``order``
+        (default: the kernel's), outermost first."""
+        from fuseflow.passes.sam_parallelize import parallel_variables
+
+        analysis = KernelAnalysis.of(self._kernel_op)
+        return parallel_variables(plan_kernel(analysis, order or self.schedule.order))
 
 
 def kernel_infos(module, plans: dict[str, KernelPlan]) -> list[KernelInfo]:

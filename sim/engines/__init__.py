@@ -16,6 +16,7 @@ from fuseflow.sim.engines import fast, reference
 from fuseflow.sim.engines.fast_chunked import DEFAULT_MEMORY_BUDGET, Chunking
 from fuseflow.sim.formats import FiberTree
 from fuseflow.sim.graph import BlockGraph
+from fuseflow.sim.lanes import fold_lanes
 from fuseflow.sim.memory import account
 from fuseflow.sim.stats import KernelResult
 from fuseflow.sim.tokens import DeadlockError, SimulationError, StreamError
@@ -41,7 +42,8 @@ def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch | None = None,
 
     ``memory_budget`` (bytes; None: no limit) and ``chunk_tokens`` bound the fast engine's
     memory (:class:`~fuseflow.sim.engines.fast_chunked.Chunking`); they change no result.
-    With ``arch.memory`` set, the result also carries the kernel's off-chip traffic and cost
+    Forks of more than ``arch.lanes`` lanes are folded onto that many
+    (:func:`~fuseflow.sim.lanes.fold_lanes`). With ``arch.memory`` set, the result also carries the kernel's off-chip traffic and cost
     (:func:`fuseflow.sim.memory.account`).
     """
     impl = ENGINES.get(engine)
@@ -49,6 +51,8 @@ def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch | None = None,
         raise ValueError(f"unknown engine '{engine}'; valid engines: {', '.join(ENGINES)}")
     chunking = Chunking(memory_budget=memory_budget, chunk_tokens=chunk_tokens)
     arch = arch or Arch()
+    if arch.lanes is not None:
+        graph = fold_lanes(graph, arch.lanes)
     result = impl(graph, list(inputs), arch, trace=trace, chunking=chunking)
     if arch.memory is not None:
         result.memory = account(arch.memory, graph, list(inputs), result.outputs, result.cycles)

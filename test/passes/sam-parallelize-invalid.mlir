@@ -21,7 +21,7 @@ func.func @reduced(%A: tensor<3x4xf32, #CSR>, %x: tensor<4xf32>) -> tensor<3xf32
       linalg.yield %s : f32
     } -> tensor<3xf32>
     "gpu.yield"(%r) : (tensor<3xf32>) -> ()
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d1", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x4xf32, #CSR>, tensor<4xf32>) -> tensor<3xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d1", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x4xf32, #CSR>, tensor<4xf32>) -> tensor<3xf32>
   return %k : tensor<3xf32>
 }
 
@@ -47,7 +47,7 @@ func.func @unknown(%A: tensor<3x4xf32, #CSR>, %x: tensor<4xf32>) -> tensor<3xf32
       linalg.yield %s : f32
     } -> tensor<3xf32>
     "gpu.yield"(%r) : (tensor<3xf32>) -> ()
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d5", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x4xf32, #CSR>, tensor<4xf32>) -> tensor<3xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d5", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x4xf32, #CSR>, tensor<4xf32>) -> tensor<3xf32>
   return %k : tensor<3xf32>
 }
 
@@ -73,7 +73,7 @@ func.func @factor(%A: tensor<3x4xf32, #CSR>, %x: tensor<4xf32>) -> tensor<3xf32>
       linalg.yield %s : f32
     } -> tensor<3xf32>
     "gpu.yield"(%r) : (tensor<3xf32>) -> ()
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d0", 0]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x4xf32, #CSR>, tensor<4xf32>) -> tensor<3xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d0", 0]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x4xf32, #CSR>, tensor<4xf32>) -> tensor<3xf32>
   return %k : tensor<3xf32>
 }
 
@@ -91,7 +91,7 @@ func.func @unnamed(%X: tensor<4xf32>) -> tensor<4xf32> {
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%v) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0"], parallel = [["d0", 2]]}, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0"], parallel = [["d0", 2]]}, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
 
@@ -109,6 +109,6 @@ func.func @nothing(%X: tensor<4xf32>) -> tensor<4xf32> {
     "sam.level_write"(%i) {result = 0 : i64, level = 0 : i64} : (!sam.crd) -> ()
     "sam.value_write"(%v) {result = 0 : i64} : (!sam.val<f32, array<i64>>) -> ()
     gpu.yield
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0"], parallel = [["d0", 2]]}, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0"], parallel = [["d0", 2]]}, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4xf32>) -> tensor<4xf32>
   return %g : tensor<4xf32>
 }

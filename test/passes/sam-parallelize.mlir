@@ -22,7 +22,7 @@ func.func @spmv(%A: tensor<3x4xf32, #CSR>, %x: tensor<4xf32>) -> tensor<3xf32> {
       linalg.yield %s : f32
     } -> tensor<3xf32>
     "gpu.yield"(%r) : (tensor<3xf32>) -> ()
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d0", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x4xf32, #CSR>, tensor<4xf32>) -> tensor<3xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d0", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<3x4xf32, #CSR>, tensor<4xf32>) -> tensor<3xf32>
   return %k : tensor<3xf32>
 }
 // CHECK: %[[ROOT:.*]] = "sam.root"()
@@ -62,7 +62,7 @@ func.func @spmm(%A: tensor<4x5xf32, #CSR>, %B: tensor<5x3xf32>) -> tensor<4x3xf3
       linalg.yield %s : f32
     } -> tensor<4x3xf32>
     "gpu.yield"(%r) : (tensor<4x3xf32>) -> ()
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d2", "d1"], parallel = [["d0", 3]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<5x3xf32>) -> tensor<4x3xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d2", "d1"], parallel = [["d0", 3]]}, name = "k0", operandSegmentSizes = array<i32: 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x5xf32, #CSR>, tensor<5x3xf32>) -> tensor<4x3xf32>
   return %k : tensor<4x3xf32>
 }
 // CHECK: %[[I:.*]]:2 = "sam.scan"(%{{.*}}) {fuseflow.index = "d0", level = 0 : i64}
@@ -97,7 +97,7 @@ func.func @nested(%X: tensor<4x4x3xf32>) -> tensor<4x4xf32> {
       linalg.yield %s : f32
     } -> tensor<4x4xf32>
     "gpu.yield"(%r) : (tensor<4x4xf32>) -> ()
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1", "d2"], parallel = [["d1", 2], ["d0", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x4x3xf32>) -> tensor<4x4xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1", "d2"], parallel = [["d1", 2], ["d0", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x4x3xf32>) -> tensor<4x4xf32>
   return %k : tensor<4x4xf32>
 }
 // CHECK: %[[I:.*]]:2 = "sam.scan"(%{{.*}}) {fuseflow.index = "d0", level = 0 : i64}
@@ -139,7 +139,7 @@ func.func @rowsum(%A: tensor<6x4xf32, #DCSR>) -> tensor<6xf32> {
       linalg.yield %s : f32
     } -> tensor<6xf32>
     "gpu.yield"(%r) : (tensor<6xf32>) -> ()
-  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d0", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<6x4xf32, #DCSR>) -> tensor<6xf32>
+  }) {fuseflow.schedule = {block = array<i64>, formats = ["dense"], order = ["d0", "d1"], parallel = [["d0", 2]]}, name = "k0", operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<6x4xf32, #DCSR>) -> tensor<6xf32>
   return %k : tensor<6xf32>
 }
 // CHECK: %[[I:.*]]:2 = "sam.scan"(%{{.*}}) {fuseflow.index = "d0", level = 0 : i64}
