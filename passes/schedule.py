@@ -14,8 +14,8 @@ dictionary attribute the lowering reads and nothing else::
   boundary (``dense``, ``csr``, ``csc``, ``coo``, ``dcsr``, ``bsr:<rows>x<cols>``, ...).
   Read-only: derived from the result types, which the partition fixes.
 
-``parallel`` and ``block`` are recorded, verified and carried onto the ``sam.graph``; no pass
-applies them yet.
+``parallel`` and ``block`` are recorded, verified and carried onto the ``sam.graph``;
+``sam-parallelize`` applies ``parallel`` (``docs/parallel.md``), no pass applies ``block`` yet.
 
 **Default rules.** A kernel without a schedule gets ``order`` = the best order the lowering
 can realize (:func:`~fuseflow.passes.lower_to_sam.default_order`: the ranking of

@@ -19,7 +19,15 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, TIME_DTYPE, Stream, concat, ends_with_done, finish,
+    CODE_DTYPE,
+    DATA,
+    DONE_CODE,
+    EMPTY_CODE,
+    TIME_DTYPE,
+    Stream,
+    concat,
+    ends_with_done,
+    finish,
     step_clocks,
 )
 
@@ -74,7 +82,10 @@ def join(ctx, ins):
     lane_len = np.array([len(s) for s in streams])
     lane_off = np.cumsum(lane_len) - lane_len
     code = merged.code.astype(np.int64)
-    close = np.ones(len(code), dtype=bool) if depth == 0 else (code >= depth - 1) | (code == DONE_CODE)
+    if depth == 0:
+        close = np.ones(len(code), dtype=bool)
+    else:
+        close = (code >= depth - 1) | (code == DONE_CODE)
     close_idx = np.flatnonzero(close)
     lane_of_close = np.searchsorted(lane_off, close_idx, side="right") - 1
     items_per_lane = np.bincount(lane_of_close, minlength=P)
@@ -164,7 +175,8 @@ def join(ctx, ins):
     out_data[fpos] = merged.data[steps[fs]]
     out_time[fpos] = clocks[fs] + lat
     # fiber closes
-    prev_clock = np.where(close_pos_steps > 0, clocks[np.maximum(close_pos_steps - 1, 0)] + ctx.ii, 0)
+    last_step = clocks[np.maximum(close_pos_steps - 1, 0)] + ctx.ii
+    prev_clock = np.where(close_pos_steps > 0, last_step, 0)
     out_code[pos_close] = k_f + depth
     out_time[pos_close] = np.maximum(prev_clock, gmax[stop_idx]) + lat
     # D

@@ -326,7 +326,8 @@ def test_join_depth1_restores_empty_units_anywhere(refs, lanes):
     # Row 1 of B is empty: a lane whose last unit of a fiber is that row shows the same bare
     # stop as a lane without a unit; the order tells them apart.
     forked = out1("fork", [refs], n_out=lanes)
-    scanned = [out1("scan", [lane], n_out=2, tensors=[B_CSR], tensor=0, level=1)[0] for lane in forked]
+    scanned = [out1("scan", [lane], n_out=2, tensors=[B_CSR], tensor=0, level=1)[0]
+               for lane in forked]
     direct = out1("scan", [refs], n_out=2, tensors=[B_CSR], tensor=0, level=1)[0]
     assert out1("join", [refs] + scanned, depth=1) == direct
 
