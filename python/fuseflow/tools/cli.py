@@ -7,6 +7,7 @@ simulate them, check them against PyTorch, and plot the results.
     fuseflow plot results.json                      # speedups and per-kernel cycles
     fuseflow reproduce fig12 fig14 --preset small   # the published figures, regenerated
     fuseflow explore gcn -o out/gcn                 # search fusions, simulate the best
+    fuseflow orders gcn --simulate                  # every legal dataflow order of each kernel
     fuseflow list                                   # kernels and applications
 
 Each subcommand lives in its own module, whose registration function (listed in
@@ -23,12 +24,12 @@ import sys
 import warnings
 
 from fuseflow.reproduce import command as reproduce_cmd
-from fuseflow.tools import explore_cmd, plot, run_cmd
+from fuseflow.tools import explore_cmd, orders_cmd, plot, run_cmd
 from fuseflow.tools.console import configure_logging, make_console
 from fuseflow.viz import command as view_cmd
 
 COMMANDS = (run_cmd.register, view_cmd.add_parser, plot.register, reproduce_cmd.register,
-            explore_cmd.register)
+            explore_cmd.register, orders_cmd.register)
 """Functions ``register(subparsers)`` adding the subcommands, in help order."""
 
 
