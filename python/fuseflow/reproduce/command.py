@@ -1,14 +1,15 @@
-"""``fuseflow reproduce``: Figures 12 and 14 of the published evaluation, regenerated.
+"""``fuseflow reproduce``: Figures 12, 14, 15 and 17 of the published evaluation, regenerated.
 
     fuseflow reproduce fig12                            # tiny preset: every app in minutes
     fuseflow reproduce fig12 fig14 --preset small       # both figures from one sweep
     fuseflow reproduce fig12 --preset published --timeout 1800 --apps gcn,graphsage
+    fuseflow reproduce fig15 fig17 --preset small       # parallel lanes, dataflow orders
 
 Writes ``points.json`` (every finished point, the resumable cache) and, per figure,
 ``<figure>.json``, ``<figure>.md`` (the table beside the published ratios) and
 ``<figure>.png`` into ``--out`` (default ``reports/reproduce-<preset>``). Run it again to
 resume: finished points are kept. Exit status 1 when a point failed, timed out or differs from
-PyTorch.
+PyTorch. Figures 15 and 17 are studies of their own (:mod:`fuseflow.reproduce.studies`).
 """
 
 from __future__ import annotations
@@ -27,15 +28,18 @@ def register(commands) -> None:
     """Adds ``reproduce`` to the ``fuseflow`` subcommands."""
     from fuseflow.apps.base import PRESETS
     from fuseflow.reproduce.figures import FIGURES
+    from fuseflow.reproduce.studies import STUDIES
 
     parser = commands.add_parser(
         "reproduce", help="regenerate Figures 12 and 14 (every application × data set × "
-                          "fusion configuration) beside the published ratios",
+                          "fusion configuration), 15 (parallel lanes) and 17 (dataflow "
+                          "orders) beside the published ratios",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n" + __doc__.split("\n\n")[1])
-    parser.add_argument("figures", nargs="+", choices=FIGURES, metavar="FIGURE",
-                        help=f"{' and/or '.join(FIGURES)} (they share one sweep)")
+    parser.add_argument("figures", nargs="+", choices=FIGURES + tuple(STUDIES),
+                        metavar="FIGURE", help=f"{' and/or '.join(FIGURES)} (they share one "
+                        f"sweep), {', '.join(STUDIES)}")
     parser.add_argument("--preset", default="tiny", choices=PRESETS,
                         help="size of every workload (default: tiny)")
     parser.add_argument("--out", metavar="DIR", default=None,
@@ -67,6 +71,7 @@ def _names(value: str | None) -> tuple[str, ...] | None:
 def cmd_reproduce(args) -> int:
     """Runs the sweep and writes the figures; 1 if any point failed or mismatched."""
     from fuseflow.reproduce import figures
+    from fuseflow.reproduce.studies import STUDIES, run_study
     from fuseflow.reproduce.sweep import (
         Cache,
         SweepSettings,
@@ -81,11 +86,17 @@ def cmd_reproduce(args) -> int:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     if args.timeout is not None and args.timeout <= 0:
         raise ValueError(f"--timeout must be positive, got {args.timeout}")
+    out = Path(args.out) if args.out else DEFAULT_OUT / f"reproduce-{args.preset}"
+    studies = [f for f in args.figures if f in STUDIES]
+    args.figures = [f for f in args.figures if f not in STUDIES]
+    status = max([run_study(f, args.preset, out, args.engine, args.seed) for f in studies],
+                 default=0)
+    if not args.figures:
+        return status
     points = sweep_points(args.preset, _names(args.apps), _names(args.datasets),
                           args.dense_weights)
     if not points:
         raise ValueError("no points: --apps and --datasets select nothing")
-    out = Path(args.out) if args.out else DEFAULT_OUT / f"reproduce-{args.preset}"
     settings = SweepSettings(engine=args.engine, seed=args.seed,
                              workers=args.workers or default_workers(), timeout=args.timeout,
                              retry_failed=args.retry_failed)
@@ -112,4 +123,4 @@ def cmd_reproduce(args) -> int:
         for what, path in paths.items():
             console.print(f"{what}: {path}", soft_wrap=True)
     bad = [r for r in records if r["status"] != "ok"]
-    return 1 if bad or len(records) < len(points) else 0
+    return 1 if bad or len(records) < len(points) or status else 0

@@ -1,0 +1,41 @@
+"""The figures measured by a study of their own rather than the application sweep: Figure 15
+(multi-head attention in parallel lanes, :mod:`~fuseflow.reproduce.fig15`) and Figure 17 (the
+dataflow orders of nested SpMMs, :mod:`~fuseflow.reproduce.fig17`).
+
+    fuseflow reproduce fig15 --preset small      # fig15.json, fig15.md, fig15.png
+    fuseflow reproduce fig17                      # fig17.json, fig17.md, fig17.png
+
+Each module has ``measure(preset, engine, seed, progress) -> document``, ``write(document,
+folder)``, ``markdown(document)`` and ``failed(document)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+STUDIES = {"fig15": "fuseflow.reproduce.fig15", "fig17": "fuseflow.reproduce.fig17"}
+"""Figure -> the module that measures it."""
+
+
+def run_study(figure: str, preset: str, out: Path, engine: str = "fast", seed: int = 0) -> int:
+    """Measures ``figure``, writes its JSON, markdown and PNG into ``out`` and prints the
+    table; 1 if a point differs from PyTorch or misses its target."""
+    from fuseflow.tools import console as tty
+
+    module = importlib.import_module(STUDIES[figure])
+    with tty.steps(1) as steps:
+        doc = module.measure(preset, engine=engine, seed=seed,
+                             progress=lambda text: steps.start(f"{figure}: {text}"))
+        steps.done()
+    paths = module.write(doc, out)
+    out_console = tty.make_console()
+    out_console.print(module.markdown(doc), markup=False, soft_wrap=True)
+    for what, path in paths.items():
+        out_console.print(f"{what}: {path}", soft_wrap=True)
+    bad = module.failed(doc)
+    if bad:
+        tty.make_console(sys.stderr).print(f"{figure}: {', '.join(bad)} differ from PyTorch or "
+                                           "miss their target", markup=False, soft_wrap=True)
+    return 1 if bad else 0
