@@ -165,14 +165,17 @@ def _build_view(view: HostView, source):
     """The host op of ``view`` reading ``source``, at the current insertion point."""
     if view.kind == "transpose":
         return build_transpose(source, view.result_type, list(view.permutation)).results[0]
+    if view.kind == "convert":
+        return mlir.tensor.CastOp(view.result_type, source).result
     shape = list(mlir.RankedTensorType(view.result_type).shape)
     return mlir.tensor.ExpandShapeOp(view.result_type, source,
                                      [list(g) for g in view.reassociation], [], shape).result
 
 
 def _kernel_results(kernel, graph, plan: KernelPlan) -> list:
-    """The values that replace ``kernel``'s results: the graph's, with results written over
-    split dimensions transposed and collapsed back to the kernel's types on the host."""
+    """The values that replace ``kernel``'s results: the graph's, with results written
+    transposed or over split dimensions transposed and collapsed back to the kernel's types on
+    the host."""
     values = list(graph.results)
     for index, view in plan.result_views.items():
         with mlir.InsertionPoint(kernel), kernel.location:
@@ -180,6 +183,8 @@ def _kernel_results(kernel, graph, plan: KernelPlan) -> list:
             if view.permutation is not None:
                 value = build_transpose(value, view.expanded_type,
                                         list(view.permutation)).results[0]
-            values[index] = mlir.tensor.CollapseShapeOp(
-                kernel.results[index].type, value, [list(g) for g in view.reassociation]).result
+            if view.reassociation is not None:
+                value = mlir.tensor.CollapseShapeOp(kernel.results[index].type, value,
+                                                    [list(g) for g in view.reassociation]).result
+            values[index] = value
     return values

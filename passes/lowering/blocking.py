@@ -72,13 +72,14 @@ class View:
 
 @dataclass(frozen=True)
 class ResultView:
-    """A graph result written over split dimensions: ``graph_type`` is transposed by
-    ``permutation`` (if any) into ``expanded_type`` and collapsed by ``reassociation``."""
+    """A graph result written over split dimensions, or transposed: ``graph_type`` is
+    transposed by ``permutation`` (if any) into ``expanded_type`` and collapsed by
+    ``reassociation`` (if any)."""
 
     graph_type: object
     expanded_type: object
     permutation: tuple[int, ...] | None
-    reassociation: tuple[tuple[int, ...], ...]
+    reassociation: tuple[tuple[int, ...], ...] | None
 
 
 @dataclass

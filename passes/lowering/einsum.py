@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from fuseflow import mlir
 from fuseflow.dialects.types import UnsupportedTypeError, storage_levels
-from fuseflow.errors import FuseFlowError
+from fuseflow.errors import SUPPORTED_OPS, FuseFlowError
 from fuseflow.passes.ir_utils import defining_op, generic_inputs, generic_outputs, is_fill, op_of
 
 
@@ -34,6 +34,12 @@ class LoweringError(FuseFlowError):
     def __init__(self, loc, message: str):
         super().__init__(message)
         self.loc = loc
+
+
+def unsupported(loc, message: str) -> LoweringError:
+    """The LoweringError of an unsupported operation: ``message`` and where the supported
+    ones are listed."""
+    return LoweringError(loc, f"{message}; supported operations: {SUPPORTED_OPS}")
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,10 @@ class Root:
     index: int
     loc: object = field(default=None, compare=False)
     """Location of the linalg op that computes the result."""
+    dense: bool = False
+    """Writable in any level order: a row-major dense result the lowering may write
+    transposed and transpose back on the host (set by :mod:`.plan` for kernels no order
+    lowers otherwise)."""
 
     def __str__(self):
         return f"out{self.index}[{','.join(self.out_vars)}] = {self.expr}"
@@ -214,9 +224,26 @@ def _float_const(value) -> float | None:
         attr = attr.get_splat_value()       # a splat tensor constant (a 0-d -inf, ...)
     if isinstance(attr, mlir.FloatAttr):
         return float(attr.value)
+    if isinstance(attr, mlir.BoolAttr):
+        return 1.0 if attr.value else 0.0
     if isinstance(attr, mlir.IntegerAttr):
+        if _is_i1(attr.type):
+            return 1.0 if attr.value else 0.0       # i1 true prints as -1
         return float(attr.value)
     return None
+
+
+def _is_i1(t) -> bool:
+    return isinstance(t, mlir.IntegerType) and mlir.IntegerType(t).width == 1
+
+
+def _is_boolean(value) -> bool:
+    """An ``i1`` value, or one zero- or sign-extended from ``i1``: a 0/1 mask value."""
+    if _is_i1(value.type):
+        return True
+    producer = defining_op(value)
+    return producer is not None and producer.name in ("arith.extui", "arith.extsi") and \
+        _is_boolean(list(producer.operands)[0])
 
 
 def _init_value(out_value, loc) -> float | None:
@@ -230,8 +257,8 @@ def _init_value(out_value, loc) -> float | None:
         scalar = _float_const(list(producer.operands)[0])
         if scalar is not None:
             return scalar
-    raise LoweringError(producer.location,
-                        f"unsupported initialization of a kernel output by '{producer.name}'")
+    raise unsupported(producer.location,
+                      f"unsupported initialization of a kernel output by '{producer.name}'")
 
 
 def _map_results(map_attr) -> list[str]:
@@ -293,14 +320,14 @@ class _Extractor:
             index = list(producer.results).index(value)
             return self._generic(producer, index, dim_vars)
         if producer.name.startswith("linalg."):
-            raise LoweringError(producer.location, f"unsupported op '{producer.name}': only "
+            raise unsupported(producer.location, f"unsupported op '{producer.name}': only "
                                 "linalg.generic can be lowered (run fuseflow-normalize first)")
-        raise LoweringError(producer.location, f"unsupported op '{producer.name}' inside a kernel")
+        raise unsupported(producer.location, f"unsupported op '{producer.name}' inside a kernel")
 
     def _view(self, op, dim_vars, loc):
         groups = _unit_reassociation(op)
         if groups is None:
-            raise LoweringError(op.location, f"'{op.name}' that merges or splits dimensions larger "
+            raise unsupported(op.location, f"'{op.name}' that merges or splits dimensions larger "
                                              "than 1 is not supported")
         source = list(op.operands)[0]
         src_shape = mlir.RankedTensorType(source.type).shape
@@ -473,7 +500,7 @@ def _body_expr(body_op, expr_of, loc):
         def expr_of(value):                 # a comparison is only usable as a select condition
             expr = inner(value)
             if isinstance(expr, _Cmp):
-                raise LoweringError(body_op.location, f"'{name}' of a comparison result is not "
+                raise unsupported(body_op.location, f"'{name}' of a comparison result is not "
                                                       "supported (only arith.select reads one)")
             return expr
     if name in ARITH_BINARY:
@@ -482,12 +509,16 @@ def _body_expr(body_op, expr_of, loc):
         return Op(UNARY_OPS[name], (expr_of(operands[0]),), loc=loc)
     if name in IDENTITY_OPS:
         return expr_of(operands[0])
+    if name in POWER_OPS:
+        return _power(body_op, expr_of(operands[0]), _float_const(operands[1]), loc)
+    if name in INTEGER_OPS or name.startswith("arith.") and name.endswith("i"):
+        return _boolean_expr(body_op, [expr_of(v) for v in operands], loc)
     if name == "arith.cmpf":
         return _Cmp(_predicate(body_op.attributes["predicate"]), expr_of(operands[0]),
                     expr_of(operands[1]))
     if name == "arith.select":
         return _select(body_op, loc, *[expr_of(v) for v in operands])
-    raise LoweringError(body_op.location, f"unsupported op '{name}' in linalg.generic body")
+    raise unsupported(body_op.location, f"unsupported op '{name}' in linalg.generic body")
 
 
 def extract_kernel(results: list, arg_index: dict, loc) -> KernelExpr:
@@ -534,6 +565,16 @@ def _output_dims(generic, result: int, loops: list[str]) -> list:
     return [loops[_dim_of(t)] if _dim_of(t) is not None else None for t in texts]
 
 
+def is_row_major(tensor_type) -> bool:
+    """A dense tensor stored in row-major order (every level dense, in dimension order)."""
+    try:
+        _, levels = storage_levels(tensor_type)
+    except UnsupportedTypeError:
+        return False
+    return all(lv.format == "dense" and lv.kind == "id" for lv in levels) and \
+        [lv.dim for lv in levels] == list(range(len(levels)))
+
+
 def _output_vars(result_type, dims, loc) -> tuple[str, ...]:
     try:
         shape, levels = storage_levels(result_type)
@@ -574,21 +615,118 @@ def _predicate(attr) -> int:
     return int(mlir.IntegerAttr(attr).value)
 
 
+POWER_OPS = ("math.fpowi", "math.powf")
+"""``x ** e``: lowered for the constant exponents of :data:`POWER_EXPONENTS_DOC`."""
+POWER_EXPONENTS_DOC = (("`math.fpowi`, `math.powf` by 2, 1, 0.5, -0.5, -1",
+                        "`x * x`, `x`, ALU `sqrt`, ALU `rsqrt`, `1 / x`"),)
+
+
+def _power(op, x, exponent, loc):
+    """``x ** exponent`` for the exponents a body may raise to (:data:`POWER_EXPONENTS_DOC`)."""
+    if exponent == 2.0:
+        return Op("mul", (x, x), loc=loc)
+    if exponent == 1.0:
+        return x
+    if exponent in (0.5, -0.5):
+        return Op("sqrt" if exponent > 0 else "rsqrt", (x,), loc=loc)
+    if exponent == -1.0:
+        return Op("div", (Const(1.0), x), loc=loc)
+    raise unsupported(op.location, f"'{op.name}' with exponent {exponent} is not supported "
+                                   "(exponents 2, 1, 0.5, -0.5 and -1 are)")
+
+
+BOOLEAN_OPS = ("arith.xori", "arith.andi", "arith.ori", "arith.extui", "arith.extsi",
+               "arith.cmpi", "arith.uitofp", "arith.sitofp")
+"""Integer ops a body may apply to boolean (``i1``) masks, whose values are 0.0 and 1.0 in
+the dataflow graph: not (``xori`` with true, ``cmpi eq`` with false), and (min), or (max),
+xor (max - min), extensions and conversions to float (the value itself)."""
+INTEGER_OPS = BOOLEAN_OPS + ("arith.fptosi", "arith.fptoui", "arith.index_cast")
+"""Ops on integers (with every ``arith.*i`` op): only :data:`BOOLEAN_OPS` on masks lower."""
+
+# arith.CmpIPredicate values.
+_CMPI_EQ, _CMPI_NE = 0, 1
+
+
+def _not(x, loc):
+    """``1 - x``, the negation of a 0/1 mask (a double negation is the mask itself)."""
+    if isinstance(x, Op) and x.kind == "sub" and x.args[0] == Const(1.0):
+        return x.args[1]
+    return Op("sub", (Const(1.0), x), loc=loc)
+
+
+def _boolean_expr(op, args: list, loc):
+    """The 0/1 expression of a boolean op (:data:`BOOLEAN_OPS`) of a body; any other integer
+    op, or one of these on integers that are not masks, is a LoweringError."""
+    name = op.name
+    operands = list(op.operands)
+    if name == "arith.fptoui" and _is_i1(op.results[0].type):
+        return args[0]          # a sparse boolean input read back as a mask (the frontend's)
+    if name not in BOOLEAN_OPS or not all(_is_boolean(v) or _float_const(v) in (0.0, 1.0)
+                                          for v in operands):
+        raise unsupported(op.location, f"integer arithmetic ('{name}') is not supported: "
+                                         "FuseFlow computes in float32, and boolean masks are "
+                                         "the only non-float values it reads; convert integer "
+                                         "tensors with .float()")
+    if name in ("arith.extui", "arith.extsi", "arith.uitofp", "arith.sitofp"):
+        return args[0]
+    consts = [a.value if isinstance(a, Const) else None for a in args]
+    if name == "arith.cmpi":
+        predicate = _predicate(op.attributes["predicate"])
+        if predicate not in (_CMPI_EQ, _CMPI_NE) or consts.count(None) != 1:
+            raise unsupported(op.location, "only comparisons of a boolean mask with true or "
+                                             "false ('==', '!=') are supported")
+        mask = args[consts.index(None)]
+        keep = (predicate == _CMPI_EQ) == (max(c for c in consts if c is not None) == 1.0)
+        return mask if keep else _not(mask, loc)
+    if None not in consts:
+        raise LoweringError(op.location, f"'{name}' of two constants is not supported")
+    if name == "arith.xori":
+        if 1.0 in consts:
+            return _not(args[1 - consts.index(1.0)], loc)
+        if 0.0 in consts:
+            return args[1 - consts.index(0.0)]
+        return Op("sub", (Op("max", tuple(args), loc=loc), Op("min", tuple(args), loc=loc)),
+                  loc=loc)
+    return Op("min" if name == "arith.andi" else "max", tuple(args), loc=loc)
+
+
 def _select(op, loc, cond, a, b):
-    """``select(x > c, x, c)`` is max(x, c); ``select(m == 0, c, x)`` is mask_fill(m, x, c)."""
-    if isinstance(cond, _Cmp):
-        if cond.lhs == a and cond.rhs == b:
-            if cond.predicate in _GREATER:
-                return Op("max", (a, b), loc=loc)
-            if cond.predicate in _LESS:
-                return Op("min", (a, b), loc=loc)
-        zero_rhs = isinstance(cond.rhs, Const) and cond.rhs.value == 0.0
-        if zero_rhs and cond.predicate in _EQUAL and isinstance(a, Const):
-            return Op("mask_fill", (cond.lhs, b), fill=a.value, loc=loc)
-        if zero_rhs and cond.predicate in _NOT_EQUAL and isinstance(b, Const):
-            return Op("mask_fill", (cond.lhs, a), fill=b.value, loc=loc)
-    raise LoweringError(op.location, "unsupported 'arith.select' in linalg.generic body "
+    """``select(x > c, x, c)`` is max(x, c); ``select(m == 0, c, x)`` is mask_fill(m, x, c);
+    a boolean mask ``m`` selects by ``mask_fill``: ``select(m, x, c)`` is mask_fill(m, x, c),
+    ``select(m, c, x)`` mask_fill(1 - m, x, c)."""
+    if not isinstance(cond, _Cmp):
+        if isinstance(b, Const):
+            return Op("mask_fill", (cond, a), fill=b.value, loc=loc)
+        if isinstance(a, Const):
+            return Op("mask_fill", (_not(cond, loc), b), fill=a.value, loc=loc)
+        raise unsupported(op.location, "a select between two tensors by a mask "
+                                         "(torch.where(m, x, y)) is not supported; one side "
+                                         "must be a scalar, as in torch.where(m, x, 0.0)")
+    if _same_value(cond.lhs, a) and _same_value(cond.rhs, b):
+        if cond.predicate in _GREATER:
+            return Op("max", (a, b), loc=loc)
+        if cond.predicate in _LESS:
+            return Op("min", (a, b), loc=loc)
+    if _same_value(cond.lhs, b) and _same_value(cond.rhs, a):   # select(x < c, c, x): clamp
+        if cond.predicate in _GREATER:
+            return Op("min", (a, b), loc=loc)
+        if cond.predicate in _LESS:
+            return Op("max", (a, b), loc=loc)
+    zero_rhs = isinstance(cond.rhs, Const) and cond.rhs.value == 0.0
+    if zero_rhs and cond.predicate in _EQUAL and isinstance(a, Const):
+        return Op("mask_fill", (cond.lhs, b), fill=a.value, loc=loc)
+    if zero_rhs and cond.predicate in _NOT_EQUAL and isinstance(b, Const):
+        return Op("mask_fill", (cond.lhs, a), fill=b.value, loc=loc)
+    raise unsupported(op.location, "unsupported 'arith.select' in linalg.generic body "
                                      "(recognized: max/min and masked fill patterns)")
+
+
+def _same_value(x, y) -> bool:
+    """Equal expressions; two uses of one input at the same variables (each inlined
+    producer reads its inputs through uses of its own) count as equal."""
+    if isinstance(x, Use) and isinstance(y, Use):
+        return (x.operand, x.levels, x.vars, x.blocks) == (y.operand, y.levels, y.vars, y.blocks)
+    return x == y
 
 
 def _mentions(expr, target) -> bool:
@@ -608,4 +746,5 @@ def _split_reduction(result, loc):
             return b, kind
         if b is OUT and not _mentions(a, OUT):
             return a, kind
-    raise LoweringError(loc, "unsupported reduction: the body must be out + expr or max(out, expr)")
+    raise unsupported(loc, "unsupported reduction: the body must be out + expr or max(out, "
+                           "expr)")

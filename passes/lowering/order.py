@@ -1,10 +1,11 @@
 """Dataflow (loop) orders of a kernel: every order consistent with each tensor's level order.
 
 A tensor use scans its levels outermost first, and writers build the output level by level,
-so the order of index variables must contain each sparse use's (and each output's) variable
-sequence as a subsequence. Dense inputs constrain nothing: a row-major dense tensor is read
-through any permutation of its dimensions (the lowering binds it through a host-side
-``linalg.transpose``; see :func:`dense_permutations`). ``legal_orders`` enumerates all such orders lazily (topological
+so the order of index variables must contain each sparse use's (and each sparse output's)
+variable sequence as a subsequence. Dense inputs and outputs constrain nothing: a row-major
+dense tensor is read (written) through any permutation of its dimensions (the lowering binds
+it through a host-side ``linalg.transpose`` before (after) the graph; see
+:func:`dense_permutations`). ``legal_orders`` enumerates all such orders lazily (topological
 sorts of the precedence constraints, no cap). ``ranked_orders`` ranks them by a documented
 rule, minimizing in turn:
 
@@ -50,7 +51,7 @@ def constraints(kernel: KernelExpr) -> list[tuple[str, tuple[str, ...]]]:
     """Named variable sequences an order must respect (tensor uses and the outputs)."""
     seqs = [(str(u), u.vars) for u in kernel.uses if len(u.vars) > 1 and not u.dense]
     for root in kernel.roots:
-        if len(root.out_vars) > 1:
+        if len(root.out_vars) > 1 and not root.dense:
             name = "the output" if len(kernel.roots) == 1 else f"output #{root.index}"
             seqs.append((name, root.out_vars))
     return seqs
@@ -118,11 +119,10 @@ class _Scopes:
             for v in set(r.vars):
                 self.frees_bound_by.setdefault(v, []).append(frozenset(r.free))
         self.dense_prefixes: dict[str, list[frozenset]] = {}   # v -> vars before it in dense uses
-        for u in kernel.uses:
-            if u.dense:
-                for v in dict.fromkeys(u.vars):
-                    before = frozenset(u.vars[:u.vars.index(v)])
-                    self.dense_prefixes.setdefault(v, []).append(before)
+        for seq in _dense_sequences(kernel):
+            for v in dict.fromkeys(seq):
+                before = frozenset(seq[:seq.index(v)])
+                self.dense_prefixes.setdefault(v, []).append(before)
 
     def _walk(self, expr, outer: set[str]) -> set[str]:
         """Records scopes below ``expr``; returns the variables bound inside it."""
@@ -161,7 +161,7 @@ class _Scopes:
         return sum(len(free - placed) for free in self.frees_bound_by.get(v, ()))
 
     def transpose_increment(self, v: str, placed) -> int:
-        """Dense uses that placing ``v`` now would read out of storage order."""
+        """Dense uses and results that placing ``v`` now would visit out of storage order."""
         return sum(1 for before in self.dense_prefixes.get(v, ()) if not before <= placed)
 
     def step_keys(self, ready, placed) -> list[tuple]:
@@ -194,11 +194,18 @@ def recomputation(kernel: KernelExpr, order: tuple[str, ...]) -> int:
     return total
 
 
+def _dense_sequences(kernel: KernelExpr) -> list[tuple[str, ...]]:
+    """The variable sequences of the dense uses and dense results (each read or written
+    transposed when an order visits it out of storage order)."""
+    return [u.vars for u in kernel.uses if u.dense] + \
+        [r.out_vars for r in kernel.roots if r.dense]
+
+
 def transposed_uses(kernel: KernelExpr, order: tuple[str, ...]) -> int:
-    """How many dense uses ``order`` visits out of storage order (rule 2)."""
+    """How many dense uses and results ``order`` visits out of storage order (rule 2)."""
     pos = {v: i for i, v in enumerate(order)}
-    return sum(1 for u in kernel.uses
-               if u.dense and any(pos[a] > pos[b] for a, b in zip(u.vars, u.vars[1:])))
+    return sum(1 for seq in _dense_sequences(kernel)
+               if any(pos[a] > pos[b] for a, b in zip(seq, seq[1:])))
 
 
 def order_cost(kernel: KernelExpr, order: tuple[str, ...]):
@@ -257,8 +264,7 @@ def ranked_orders(kernel: KernelExpr, first: int = 16) -> Iterator[tuple[str, ..
     the ``first`` best of the other kind, then the rest."""
     seen: set[tuple[str, ...]] = set()
     free = _ranked(kernel)
-    strict = _ranked(kernel.with_uses({u.uid: replace(u, dense=False)
-                                       for u in kernel.uses if u.dense}))
+    strict = _ranked(_strict(kernel))
     best_free, best_strict = next(free, None), next(strict, None)
     free = itertools.chain([best_free] if best_free else [], free)
     strict = itertools.chain([best_strict] if best_strict else [], strict)
@@ -272,6 +278,13 @@ def ranked_orders(kernel: KernelExpr, first: int = 16) -> Iterator[tuple[str, ..
             if order not in seen:
                 seen.add(order)
                 yield order
+
+
+def _strict(kernel: KernelExpr) -> KernelExpr:
+    """``kernel`` with its dense uses and results constrained to their storage order."""
+    strict = kernel.with_uses({u.uid: replace(u, dense=False) for u in kernel.uses if u.dense})
+    strict.roots = [replace(r, dense=False) for r in strict.roots]
+    return strict
 
 
 def _ranked(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:

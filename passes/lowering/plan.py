@@ -27,17 +27,21 @@ from dataclasses import dataclass, field, replace
 
 from fuseflow import mlir
 from fuseflow.dialects.ir import op_key
+from fuseflow.dialects.types import storage_levels
 from fuseflow.passes.ir_utils import is_trivial_producer, op_of
 from fuseflow.passes.lowering.blocking import Blocking, ResultView, blocked_variants, choose_layout
 from fuseflow.passes.lowering.builder import PlanBuilder, PlannedOp
 from fuseflow.passes.lowering.copies import unify_copies
-from fuseflow.passes.lowering.einsum import KernelExpr, LoweringError, extract_kernel
+from fuseflow.passes.lowering.einsum import KernelExpr, LoweringError, extract_kernel, is_row_major
 from fuseflow.passes.lowering.lower import KernelLowering
 from fuseflow.passes.lowering.order import dense_permutations, ranked_orders, violation
 
 ORDER_ATTEMPTS = 64
 """Orders tried, best first, for a kernel's default order (and the legal orders an error
 lists) before a kernel is reported as not lowerable."""
+
+RELAXED_ORDERS = 4 * ORDER_ATTEMPTS
+"""The best orders that break some level order that are ranked by their conversions."""
 
 LISTED_ORDERS = 20
 """At most this many legal orders are listed in an error message."""
@@ -46,8 +50,9 @@ LISTED_ORDERS = 20
 @dataclass(frozen=True)
 class HostView:
     """A host op computing a graph operand before the graph from ``source`` (a kernel operand
-    index, or another view): ``expand`` (``tensor.expand_shape`` by ``reassociation``) or
-    ``transpose`` (``linalg.transpose`` by ``permutation``)."""
+    index, or another view): ``expand`` (``tensor.expand_shape`` by ``reassociation``),
+    ``transpose`` (``linalg.transpose`` by ``permutation``) or ``convert`` (``tensor.cast``
+    to ``result_type``: the same sparse level formats over the dimensions in another order)."""
 
     kind: str
     source: object
@@ -140,6 +145,18 @@ class KernelAnalysis:
                    [r.type for r in kernel.results])
 
     @property
+    def relaxed(self) -> KernelExpr:
+        """The default layout's expression with its row-major dense results and its
+        convertible sparse uses free of their level order (the orders of kernels that lower
+        in no order respecting every level order; see :meth:`candidates`)."""
+        expr = self.best.expr
+        relaxed = expr.with_uses({u.uid: replace(u, dense=True) for u in expr.uses
+                                  if not u.dense and not u.blocks and len(u.vars) > 1})
+        relaxed.roots = [replace(r, dense=r.index not in self.best.results
+                                 and is_row_major(r.result_type)) for r in relaxed.roots]
+        return relaxed
+
+    @property
     def expr(self) -> KernelExpr:
         """The fused expression (blocked dimensions split) of the default layout."""
         return self.best.expr
@@ -156,13 +173,39 @@ class KernelAnalysis:
 
     def candidates(self) -> Iterator[tuple[str, ...]]:
         """Orders that respect every level order, best first: the default layout's, then the
-        other layouts'."""
+        other layouts'; then, when none of those lowers, the orders that read some sparse
+        operands out of storage order (each converted on the host, see
+        :func:`_bind_sparse_conversions`)."""
         seen: set[tuple[str, ...]] = set()
         others = (ranked_orders(v.expr) for v in self.variants if v is not self.best)
         for order in itertools.chain(ranked_orders(self.best.expr), *others):
             if order not in seen:
                 seen.add(order)
                 yield order
+        if any(isinstance(self._attempts.get(o), KernelPlan) for o in seen):
+            return
+        # Fewest sparse conversions first: a dense result written transposed costs less.
+        relaxed = itertools.islice(ranked_orders(self.relaxed), RELAXED_ORDERS)
+        for order in sorted(relaxed, key=self.conversions):
+            if order not in seen:
+                seen.add(order)
+                yield order
+
+    def conversions(self, order: tuple[str, ...]) -> int:
+        """How many sparse uses ``order`` reads out of storage order (each converted)."""
+        pos = {v: i for i, v in enumerate(order)}
+        return sum(1 for u in self.best.expr.uses if not u.dense and
+                   any(pos[a] > pos[b] for a, b in zip(u.vars, u.vars[1:])))
+
+    def converts(self, order: tuple[str, ...]) -> bool:
+        """Whether ``order``, which breaks some sparse operand's level order, is allowed to
+        read it converted: no order that respects every level order lowers (among the
+        :data:`ORDER_ATTEMPTS` best) and ``order`` only breaks convertible ones."""
+        if violation(self.relaxed, tuple(order)) is not None:
+            return False
+        strict = (o for o in self.candidates() if violation(self.blocking_for(o).expr, o) is None)
+        return not any(isinstance(self.attempt(o), KernelPlan)
+                       for o in itertools.islice(strict, ORDER_ATTEMPTS))
 
     def attempt(self, order: tuple[str, ...]) -> KernelPlan | LoweringError:
         """The plan of ``order``, or the LoweringError saying why it has none (cached)."""
@@ -201,7 +244,7 @@ def plan_kernel(analysis: KernelAnalysis, order) -> KernelPlan:
     the legal orders, if the kernel cannot be lowered in that order."""
     order = tuple(order)
     why = violation(analysis.blocking_for(order).expr, order)
-    if why is not None:
+    if why is not None and not analysis.converts(order):
         legal = legal_orders_text(analysis) or "no legal order found"
         raise LoweringError(analysis.loc, f"{why}; {legal}")
     plan = analysis.attempt(order)
@@ -236,13 +279,16 @@ def _plan(analysis: KernelAnalysis, order: tuple[str, ...]) -> KernelPlan:
     blocking = analysis.blocking_for(order)
     inputs = list(range(len(analysis.input_types)))
     expr, inputs, views = _bind_blocked_views(blocking, inputs)
+    expr, inputs, conversions = _bind_sparse_conversions(expr, order, inputs, analysis)
     expr, inputs, transposes = _bind_dense_permutations(expr, order, inputs, analysis)
+    result_views = dict(blocking.results)
+    expr = _bind_result_permutations(expr, order, result_views, analysis)
     builder = PlanBuilder([_type_of(i, analysis) for i in inputs], analysis.loc)
     KernelLowering(expr, order, builder).run()
-    result_types = tuple(blocking.results[i].graph_type if i in blocking.results else t
+    result_types = tuple(result_views[i].graph_type if i in result_views else t
                          for i, t in enumerate(analysis.result_types))
     return KernelPlan(analysis.name, order, str(expr), tuple(inputs),
-                      tuple(views + transposes), result_types, dict(blocking.results),
+                      tuple(views + conversions + transposes), result_types, result_views,
                       tuple(builder.ops))
 
 
@@ -306,6 +352,66 @@ def _bind_dense_permutations(expr: KernelExpr, order, inputs: list, analysis: Ke
                           "transpose", source, _transposed_type(t, perm), permutation=perm),
                       replace(use, vars=tuple(sorted(use.vars, key=pos.__getitem__))))
     return _bind_host_views(expr, inputs, plans)
+
+
+def _bind_result_permutations(expr: KernelExpr, order, result_views: dict,
+                              analysis: KernelAnalysis) -> KernelExpr:
+    """Dense results ``order`` visits out of storage order are written transposed (the graph
+    result's dimensions in visiting order) and transposed back after the graph on the host;
+    adds their :class:`ResultView` to ``result_views`` (by result index)."""
+    pos = {v: i for i, v in enumerate(order)}
+    roots = []
+    for root in expr.roots:
+        out = root.out_vars
+        if root.index in result_views or not is_row_major(root.result_type) or \
+                all(pos[a] < pos[b] for a, b in zip(out, out[1:])):
+            roots.append(root)
+            continue
+        visited = tuple(sorted(out, key=pos.__getitem__))
+        kernel_type = mlir.RankedTensorType(analysis.result_types[root.index])
+        graph_type = _transposed_type(kernel_type, [out.index(v) for v in visited])
+        result_views[root.index] = ResultView(graph_type, kernel_type,
+                                              tuple(visited.index(v) for v in out), None)
+        roots.append(replace(root, out_vars=visited, result_type=graph_type))
+    return KernelExpr(roots, expr.uses, expr.sizes, expr.loc)
+
+
+def _bind_sparse_conversions(expr: KernelExpr, order, inputs: list, analysis: KernelAnalysis):
+    """Sparse uses ``order`` visits out of storage order read a host-side conversion of their
+    input (``tensor.cast``) to the same level formats over the dimensions in visiting order:
+    CSC read row by row becomes CSR. Only orders no other order can replace get here (see
+    :meth:`KernelAnalysis.candidates`). Results as :func:`_bind_host_views`."""
+    pos = {v: i for i, v in enumerate(order)}
+    types = [_type_of(i, analysis) for i in inputs]
+    plans = {}
+    for u in expr.uses:
+        if u.dense or u.blocks or all(pos[a] < pos[b] for a, b in zip(u.vars, u.vars[1:])):
+            continue
+        source_type = mlir.RankedTensorType(types[u.operand])
+        _, levels = storage_levels(source_type)
+        dim_of = {var: levels[level].dim for var, level in zip(u.vars, u.levels)}
+        visited = tuple(sorted(u.vars, key=pos.__getitem__))
+        # The scanned levels keep their formats, in their order, over the visited dimensions.
+        dims = [lv.dim for lv in levels]
+        for level, var in zip(u.levels, visited):
+            dims[level] = dim_of[var]
+        converted = _permuted_format(source_type, dims)
+        plans[u.uid] = ((u.operand, tuple(dims)),
+                        lambda source, t=converted: HostView("convert", source, t),
+                        replace(u, vars=visited))
+    return _bind_host_views(expr, inputs, plans)
+
+
+def _permuted_format(source_type, dims: list[int]):
+    """``source_type`` with storage level ``i`` over dimension ``dims[i]``."""
+    enc = mlir.sparse_tensor.EncodingAttr(source_type.encoding)
+    with source_type.context, mlir.Location.unknown():
+        dim_to_lvl = mlir.ir.AffineMap.get(source_type.rank, 0,
+                                           [mlir.ir.AffineDimExpr.get(d) for d in dims])
+        encoding = mlir.sparse_tensor.EncodingAttr.get(list(enc.lvl_types), dim_to_lvl, None,
+                                                       enc.pos_width, enc.crd_width)
+        return mlir.RankedTensorType.get(list(source_type.shape), source_type.element_type,
+                                         encoding)
 
 
 def _transposed_type(source_type, perm):

@@ -60,6 +60,13 @@ class Merge:
 UNIVERSE = Universe()
 
 
+def _probes(op: Op, index: int) -> list[float]:
+    """Values tried for operand ``index`` of ``op`` where it is present: the probes, and 0 for
+    a mask (a present mask entry can be 0 — a dense or negated mask — and then the fill is
+    the result, whatever the other operand is)."""
+    return list(PROBES) + ([0.0] if op.kind == "mask_fill" and index == 0 else [])
+
+
 def merge(kind: str, plans: list):
     """The ``kind`` merge of ``plans``, flattened, without duplicates (a universe absorbs an
     intersection and leads a union)."""
@@ -135,11 +142,12 @@ class IterationSpaces:
         choices = []
         for i, (sp, beta) in enumerate(kids):
             if sp is not None:
-                choices.append([beta] if beta is not None and not is_full(sp) else list(PROBES))
+                choices.append([beta] if beta is not None and not is_full(sp)
+                               else _probes(op, i))
             elif isinstance(op.args[i], Const):
                 choices.append([op.args[i].value])
             else:
-                choices.append(list(PROBES))
+                choices.append(_probes(op, i))
         beta = constant_over(op, choices)   # full operands are probed: no absent points
 
         def readable(i):
@@ -159,7 +167,7 @@ class IterationSpaces:
             alone[i] = [kids[i][1]]
             others = [j for j in present if j != i]
             for j in others:
-                alone[j] = list(PROBES)
+                alone[j] = _probes(op, j)
             if constant_over(op, alone) == beta:
                 annihilating.append(i)
         if annihilating:

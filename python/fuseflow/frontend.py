@@ -273,9 +273,44 @@ def declare_formats(module: "mlir.Module", input_names: list[str], formats: dict
         if enc is None:
             continue
         shape = "x".join(str(d) for d in rt.shape)
-        new_type = mlir.Type.parse(f"tensor<{shape}x{rt.element_type}, "
+        boolean = str(rt.element_type) == "i1"
+        element = "f32" if boolean else rt.element_type
+        new_type = mlir.Type.parse(f"tensor<{shape}x{element}, "
                                    f"#sparse_tensor.encoding<{{ {enc} }}>>")
-        arg.set_type(new_type)
+        if boolean:
+            _read_as_boolean(arg, new_type, entry)
+        else:
+            arg.set_type(new_type)
     ftype = mlir.FunctionType(mlir.ir.TypeAttr(fn.attributes["function_type"]).value)
     fn.attributes["function_type"] = mlir.ir.TypeAttr.get(mlir.FunctionType.get(
         [a.type for a in entry.arguments], list(ftype.results)))
+
+
+def _read_as_boolean(arg, sparse_type, entry) -> None:
+    """Declares the ``bool`` input ``arg`` sparse: MLIR's sparse tensors cannot hold ``i1``
+    values, so the input becomes a sparse ``f32`` tensor of 0.0/1.0 values (the simulator
+    binds the user's ``bool`` tensor in that format) that a ``linalg.generic`` at the top of
+    the function reads back as the ``i1`` tensor the model uses (``arith.fptoui``, which the
+    lowering reads as the mask value itself)."""
+    bool_type = arg.type
+    users = [use.owner for use in arg.uses]
+    arg.set_type(sparse_type)
+    rank = mlir.RankedTensorType(bool_type).rank
+    first = list(entry.operations)[0]
+    with mlir.InsertionPoint(first), first.location:
+        init = mlir.tensor.EmptyOp(list(mlir.RankedTensorType(bool_type).shape),
+                                   mlir.RankedTensorType(bool_type).element_type)
+        identity = mlir.ir.AffineMapAttr.get(mlir.ir.AffineMap.get_identity(rank))
+        parallel = mlir.Attribute.parse("#linalg.iterator_type<parallel>")
+        generic = mlir.linalg.GenericOp([bool_type], [arg], [init.result],
+                                        mlir.ir.ArrayAttr.get([identity, identity]),
+                                        mlir.ir.ArrayAttr.get([parallel] * rank))
+        body = generic.regions[0].blocks.append(mlir.F32Type.get(),
+                                                mlir.RankedTensorType(bool_type).element_type)
+        with mlir.InsertionPoint(body):
+            value = mlir.arith.FPToUIOp(body.arguments[1].type, body.arguments[0]).result
+            mlir.linalg.YieldOp([value])
+    for user in users:
+        for index, operand in enumerate(user.operands):
+            if operand == arg:
+                user.operands[index] = generic.result
