@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import torch
 
 from fuseflow import mlir, tracing
-from fuseflow.errors import FuseFlowError
+from fuseflow.errors import SUPPORTED_OPS, FuseFlowError
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,8 @@ def import_model(model: torch.nn.Module, example_inputs, context: "mlir.Context"
     wrapped = _Functional(model, names).eval()
     args = tuple(example_inputs) + tuple(values)
     arg_names = forward_arg_names(model, len(example_inputs)) + names
+    for name, t in zip(arg_names, args):
+        check_dtype(t, name)
     traced_dense = {i: bsr_format(t) for i, t in enumerate(args)
                     if isinstance(t, torch.Tensor) and t.layout == torch.sparse_bsr}
     try:
@@ -128,12 +130,84 @@ def import_model(model: torch.nn.Module, example_inputs, context: "mlir.Context"
                          {arg_names[i]: f for i, f in traced_dense.items()}, program)
 
 
+def check_dtype(t, name: str) -> None:
+    """A FrontendError for an input (or parameter) FuseFlow cannot compute with: integer
+    tensors (it computes in float32; bool tensors are masks)."""
+    if isinstance(t, torch.Tensor) and not (t.dtype.is_floating_point or t.dtype == torch.bool):
+        raise FrontendError(f"input '{name}' has dtype {t.dtype}: FuseFlow computes in float32 "
+                            "and reads bool tensors as masks; pass it as a float tensor "
+                            f"(.float()); supported operations: {SUPPORTED_OPS}")
+
+
 def _import(wrapped, args, context):
-    """Exports ``wrapped(*args)`` and imports it into ``context`` (see :func:`import_model`)."""
+    """Exports ``wrapped(*args)`` and imports it into ``context`` (see :func:`import_model`);
+    ops torch-mlir cannot lower, or lowers outside linalg, are a FrontendError naming the
+    PyTorch op and its source line (:func:`check_imported_ops`)."""
     program = torch.export.export(wrapped, args)
-    module = mlir.import_program(program, context, node_name=tracing.origin_namer(program))
+    try:
+        module = mlir.import_program(program, context, node_name=tracing.origin_namer(program))
+    except mlir.MLIRError as err:
+        raise _import_error(err, program) from None
     annotate_nodes(module, tracing.node_modules(program, tracing.model_relative))
+    check_imported_ops(module, program)
     return module, program
+
+
+IMPORTED_DIALECTS = ("func", "arith", "math", "linalg", "tensor", "sparse_tensor",
+                     "bufferization")
+"""Dialects of the ops an imported model may hold; torch-mlir lowers some PyTorch ops
+(``cumsum``, ``sort``, ``topk``, ...) to others (``tm_tensor``), which have no dataflow
+lowering."""
+
+
+def check_imported_ops(module: "mlir.Module", program) -> None:
+    """A FrontendError at the first op of ``module``'s functions outside
+    :data:`IMPORTED_DIALECTS`, naming the PyTorch op of its FX node and its source line."""
+    for fn in _functions(module):
+        for op in fn.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name.split(".")[0] in IMPORTED_DIALECTS:
+                continue
+            raise FrontendError(f"{_torch_op(op.location, program)} is not supported: "
+                                f"torch-mlir lowers it to '{op.name}', which FuseFlow has no "
+                                f"dataflow lowering for; supported operations: {SUPPORTED_OPS}",
+                                location_source(op.location))
+
+
+def _import_error(err: "mlir.MLIRError", program) -> FrontendError:
+    """The FrontendError of a model torch-mlir cannot lower to linalg: its first diagnostic,
+    at the PyTorch op and source line it names."""
+    diagnostics = list(getattr(err, "error_diagnostics", []) or [])
+    if not diagnostics:
+        return FrontendError(f"torch-mlir cannot lower the model to linalg: {err}")
+    first = diagnostics[0]
+    return FrontendError(f"torch-mlir cannot lower {_torch_op(first.location, program)}: "
+                         f"{first.message}; supported operations: {SUPPORTED_OPS}",
+                         location_source(first.location))
+
+
+def _torch_op(location, program) -> str:
+    """``PyTorch op 'aten.cumsum' (FX node 'cumsum')``: the op a location's FX node calls."""
+    node = location_node(location)
+    if node is None:
+        return "a PyTorch op"
+    targets = {n.name: n.target for n in program.graph.nodes}
+    target = str(targets.get(node, node)).removesuffix(".default")
+    return f"PyTorch op '{target}' (FX node '{node}')"
+
+
+def location_source(location) -> str | None:
+    """``file:line`` of a location's first file frame: the PyTorch source line of an imported
+    op (callee first), or None."""
+    if isinstance(location, mlir.FileLineColLoc):
+        return f"{location.filename}:{location.start_line}"
+    if isinstance(location, mlir.NameLoc):
+        return location_source(location.child_loc)
+    if isinstance(location, mlir.CallSiteLoc):
+        return location_source(location.callee) or location_source(location.caller)
+    if isinstance(location, mlir.FusedLoc):
+        return next(filter(None, map(location_source, location.locations)), None)
+    return None
 
 
 def location_node(location) -> str | None:

@@ -93,13 +93,28 @@ def import_program(program, context: Context, node_name=None, func_name: str = "
     from torch_mlir.extras.fx_importer import FxImporter
 
     torch_d.register_dialect(context)
-    decomposed = program.run_decompositions(get_decomposition_table())
+    decomposed = program.run_decompositions({**get_decomposition_table(),
+                                             **_sparse_product_decompositions()})
     importer = FxImporter(context=context, graph_node_importer_cls=_node_importer(node_name))
     importer.import_frozen_program(decomposed, func_name=func_name)
     module = importer.module
     with context:
         PassManager.parse(TORCH_TO_LINALG).run(module.operation)
     return module
+
+
+def _sparse_product_decompositions() -> dict:
+    """``torch.sparse.mm`` (``aten._sparse_mm``, ``aten._sparse_addmm``) as the dense products
+    they compute: torch-mlir has no lowering of the sparse ones (a sparse operand is traced
+    dense and declared sparse when PyTorch cannot trace it sparse)."""
+    import torch
+
+    aten = torch.ops.aten
+    return {
+        aten._sparse_mm.default: lambda a, b: aten.mm.default(a, b),
+        aten._sparse_addmm.default: lambda c, a, b, *, beta=1, alpha=1: aten.addmm.default(
+            c, a, b, beta=beta, alpha=alpha),
+    }
 
 
 def _node_importer(node_name):

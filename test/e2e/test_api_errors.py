@@ -28,6 +28,30 @@ def test_unsupported_op_is_a_located_error_naming_the_op():
     assert "test_api_errors.py" in message  # the model's source line is the location
 
 
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+@pytest.mark.parametrize("fn, node, aten, lowered", [
+    (lambda x: torch.cumsum(x, 0), "cumsum", "aten.cumsum", "tm_tensor.scan"),
+    (lambda x: torch.sort(x, -1).values, "sort", "aten.sort", "tm_tensor.sort"),
+    (lambda x: torch.topk(x, 2).values, "topk", "aten.topk", "tm_tensor.sort"),
+], ids=["cumsum", "sort", "topk"])
+def test_ops_lowered_outside_linalg_are_named_by_pytorch_op_and_line(fn, node, aten, lowered):
+    with pytest.raises(FrontendError) as info:
+        fuseflow.compile(Fn(fn), (torch.rand(3, 4),))
+    err = info.value
+    assert err.message == (f"PyTorch op '{aten}' (FX node '{node}') is not supported: "
+                           f"torch-mlir lowers it to '{lowered}', which FuseFlow has no "
+                           "dataflow lowering for; supported operations: docs/supported-ops.md")
+    assert err.location.startswith(__file__ + ":")       # the model's line
+
+
 def test_unknown_format_lists_valid_formats():
     kernel = KERNELS["spmv"]
     with pytest.raises(FrontendError, match="valid formats: dense, csr"):

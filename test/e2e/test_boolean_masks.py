@@ -10,6 +10,7 @@ import torch
 
 import fuseflow
 from fuseflow import mlir
+from fuseflow.frontend import FrontendError
 
 warnings.filterwarnings("ignore")
 
@@ -102,11 +103,22 @@ class IntAdd(torch.nn.Module):
         return a + b
 
 
-def test_integer_arithmetic_is_a_located_error_saying_why():
+def test_integer_inputs_are_refused_naming_the_input():
     a = torch.ones(3, 4, dtype=torch.int32)
-    with pytest.raises(mlir.MLIRError) as info:
+    with pytest.raises(FrontendError, match=r"input 'a' has dtype torch.int32: FuseFlow computes "
+                                            r"in float32 and reads bool tensors as masks"):
         fuseflow.compile(IntAdd(), (a, a))
+
+
+class IntSum(torch.nn.Module):
+    def forward(self, x):
+        return (x * 4.0).long().sum(-1).float()
+
+
+def test_integer_arithmetic_in_a_model_is_a_located_error_saying_why():
+    with pytest.raises(mlir.MLIRError) as info:
+        fuseflow.compile(IntSum(), (torch.rand(3, 4),))
     message = str(info.value)
-    assert "integer arithmetic ('arith.addi') is not supported: FuseFlow computes in float32" in \
-        message
+    assert "integer arithmetic ('arith." in message
+    assert "FuseFlow computes in float32" in message and "docs/supported-ops.md" in message
     assert "test_boolean_masks.py" in message

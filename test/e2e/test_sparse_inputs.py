@@ -38,6 +38,13 @@ CASES = {
     "x_minus_x": (lambda a: a - a, (A.to_sparse_csr(),), "csr"),
     "x_times_x": (lambda a: a * a, (A.to_sparse_coo(),), None),   # traced sparse as it is
     "relu_plus_one_coo": (lambda a: torch.relu(a) + 1.0, (A.to_sparse_coo(),), "coo"),
+    # torch.sparse.mm: aten._sparse_mm/_sparse_addmm decompose to mm/addmm (traced sparse)
+    "sparse_mm_coo": (lambda a, b: torch.sparse.mm(a, b), (A.to_sparse_coo(), torch.rand(4, 3)),
+                      None),
+    "sparse_mm_csr": (lambda a, b: torch.sparse.mm(a, b), (A.to_sparse_csr(), torch.rand(4, 3)),
+                      None),
+    "mv_csc": (lambda a, x: torch.mv(a, x), (A.to_sparse_csc(), torch.rand(4)), "csc"),
+    "csr_t_matmul": (lambda a, b: a.t() @ b, (A.to_sparse_csr(), torch.rand(5, 3)), "csr"),
 }
 
 
