@@ -74,6 +74,18 @@ def test_compile_arguments_are_checked(args, message):
         fuseflow.compile(*args)
 
 
+def test_mlir_text_the_parser_would_crash_on_is_a_frontend_error():
+    """A sparse encoding without a map segfaults MLIR's parser: checked before parsing."""
+    from fuseflow.frontend import FrontendError
+
+    text = ("#CSR = #sparse_tensor.encoding<{}>\n"
+            "func.func @f(%a: tensor<4x4xf32, #CSR>) -> tensor<4x4xf32, #CSR> {\n"
+            "  return %a : tensor<4x4xf32, #CSR>\n}\n")
+    with pytest.raises(FrontendError, match=r"^<mlir text>:1:8: .*'map'") as info:
+        fuseflow.compile(text)
+    assert isinstance(info.value, FuseFlowError)
+
+
 def test_mlir_text_without_a_function_is_a_frontend_error():
     from fuseflow.frontend import FrontendError
 

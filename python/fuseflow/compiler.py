@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from fuseflow import mlir
+from fuseflow import mlir, textcheck
 from fuseflow.errors import ArgumentError, FuseFlowError
 from fuseflow.frontend import FrontendError, declare_formats, import_model, tag_groups
 from fuseflow.grouping import assign_kernels, group_entries
@@ -43,6 +43,15 @@ class CompileError(FuseFlowError, mlir.MLIRError):
 
     def __str__(self) -> str:
         return self._message
+
+
+def _check_text(text: str) -> None:
+    """A FrontendError for MLIR text the upstream parser would crash on (see
+    :mod:`fuseflow.textcheck`), at its first such construct."""
+    problems = textcheck.find_crashing_constructs(text)
+    if problems:
+        first = problems[0]
+        raise FrontendError(first.message, f"<mlir text>:{first.line}:{first.col}")
 
 
 def _run(pipeline: Pipeline, module) -> None:
@@ -263,6 +272,7 @@ class Program:
         self.exported = None
         """The exported (pre-decomposition) program fusion groups name; None for MLIR text."""
         if isinstance(model, str):
+            _check_text(model)
             with self.context:
                 self.module = mlir.Module.parse(model)
             self.param_values, self.formats = [], {}
