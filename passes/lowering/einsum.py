@@ -723,9 +723,13 @@ def _select(op, loc, cond, a, b):
 
 def _same_value(x, y) -> bool:
     """Equal expressions; two uses of one input at the same variables (each inlined
-    producer reads its inputs through uses of its own) count as equal."""
+    producer reads its inputs through uses of its own), and ops of equal operands, count as
+    equal."""
     if isinstance(x, Use) and isinstance(y, Use):
         return (x.operand, x.levels, x.vars, x.blocks) == (y.operand, y.levels, y.vars, y.blocks)
+    if isinstance(x, Op) and isinstance(y, Op):
+        return (x.kind, x.fill, len(x.args)) == (y.kind, y.fill, len(y.args)) and \
+            all(_same_value(a, b) for a, b in zip(x.args, y.args))
     return x == y
 
 

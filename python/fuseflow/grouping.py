@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fuseflow.errors import FuseFlowError
-from fuseflow.tracing import TracedOp, model_relative, program_ops
+from fuseflow.tracing import TracedOp, model_relative, node_modules, program_ops
 
 if TYPE_CHECKING:
     from fuseflow.apps.base import FusionPlan
@@ -68,11 +68,14 @@ def assign_kernels(program, fusion, plan: FusionPlan | None = None) -> dict[str,
     stage_of = plan.assign(trace) if plan is not None else {}
     stages = {s.name for s in plan.stages} if plan is not None else set()
     groups = _groups_of(fusion, plan)
+    movement = node_modules(program, model_relative)
     kernel_of: dict[str, str] = {}
     for index, group in enumerate(groups):
         name = kernel_label(index, group)
         for entry in group:
             matched = [t.node for t in trace if _matches(entry, t, stage_of, stages)]
+            if not matched and _moves_data(entry, movement):
+                continue        # a submodule or node that only moves data (a transpose, a view)
             if not matched:
                 valid = sorted(stages | {t.module for t in trace} | {t.node for t in trace})
                 raise GroupingError(f"fusion group entry {entry!r} matches no op of the model; "
@@ -95,6 +98,14 @@ def _matches(entry: str, traced: TracedOp, stage_of: dict, stages: set) -> bool:
         return True
     module = traced.module
     return module == entry or (entry != "" and module.startswith(entry + "."))
+
+
+def _moves_data(entry: str, movement: dict[str, str]) -> bool:
+    """Whether ``entry`` names a data-movement node, or a submodule whose nodes all move data
+    (nothing to fuse: they follow their users' kernels)."""
+    return entry in movement or any(
+        module == entry or (entry != "" and module.startswith(entry + "."))
+        for module in movement.values())
 
 
 def _assign_data_movement(program, kernel_of: dict[str, str]) -> None:

@@ -122,3 +122,16 @@ def test_integer_arithmetic_in_a_model_is_a_located_error_saying_why():
     assert "integer arithmetic ('arith." in message
     assert "FuseFlow computes in float32" in message and "docs/supported-ops.md" in message
     assert "test_boolean_masks.py" in message
+
+
+class WhereOfComputed(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.where(x * 2.0 > y + 1.0, x * 2.0, y + 1.0)
+
+
+def test_where_of_computed_values_is_a_max():
+    """The comparison and the select read their own copies of the fused producers: they are
+    compared structurally (select(a > b, a, b) is max(a, b))."""
+    x, y = torch.rand(4, 5), torch.rand(4, 5)
+    compiled = fuseflow.compile(WhereOfComputed(), (x, y), fuseflow.Schedule(fusion="full"))
+    torch.testing.assert_close(compiled.simulate(x, y).output, WhereOfComputed()(x, y))

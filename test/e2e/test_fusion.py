@@ -132,3 +132,26 @@ def test_unknown_group_name_lists_valid_names():
         fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=(("layer3",),)))
     with pytest.raises(GroupingError, match="needs an application's fusion plan"):
         fuseflow.compile(model, inputs, fuseflow.Schedule(fusion="partial"))
+
+
+class _Transpose(torch.nn.Module):
+    def forward(self, x):
+        return x.t()
+
+
+class _TransposeThenSigmoid(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.flip = _Transpose()
+
+    def forward(self, x):
+        return torch.sigmoid(self.flip(x)) * 2.0
+
+
+def test_a_group_naming_a_submodule_that_only_moves_data_is_accepted():
+    """A submodule that only transposes has no compute op: naming it fuses nothing (its view
+    follows its user's kernel), it is not an unknown name."""
+    x = torch.rand(3, 5)
+    model = _TransposeThenSigmoid()
+    compiled = fuseflow.compile(model, (x,), fuseflow.Schedule(fusion=(("flip",), ("sigmoid",))))
+    torch.testing.assert_close(compiled.simulate(x).output, model(x))
