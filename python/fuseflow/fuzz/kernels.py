@@ -1,8 +1,8 @@
 """Random ``linalg.generic`` kernels and their mutations, for fuzzing ``fuseflow-opt``.
 
 :func:`random_kernel` writes a valid function of one to three ``linalg.generic`` ops
-(element-wise unary and binary arithmetic, scalar constants, contractions, row reductions with
-sum or max) over dense and sparse operands (CSR, CSC, DCSR, COO, sparse vectors) of random
+(element-wise unary and binary arithmetic, scalar constants, selects by boolean masks,
+contractions, row reductions with sum or max) over dense and sparse operands (CSR, CSC, DCSR, COO, sparse vectors) of random
 sizes, the kind of input ``fuseflow-to-dataflow`` accepts. :func:`mutate` applies random text
 edits (types, encodings, iterator kinds, body ops, sizes, maps, deleted or duplicated lines,
 truncation, stray characters) that keep the text close to valid, where parsers and verifiers
@@ -35,6 +35,14 @@ UNARY = {"neg": "arith.negf {x}", "exp": "math.exp {x}", "tanh": "math.tanh {x}"
          "sqrt": "math.sqrt {x}", "rsqrt": "math.rsqrt {x}", "log": "math.log {x}"}
 BINARY = ("arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf",
           "arith.minimumf")
+MASK_BODIES = (
+    ["%c = arith.constant -1.0 : f32", "%r = arith.select %x1, %x0, %c : f32"],
+    ["%t = arith.constant true", "%n = arith.xori %x1, %t : i1", "%c = arith.constant 0.0 : f32",
+     "%r = arith.select %n, %c, %x0 : f32"],
+    ["%f = arith.uitofp %x1 : i1 to f32", "%r = arith.mulf %x0, %f : f32"],
+)
+"""Bodies of an element-wise op of a value (%x0) and a boolean mask (%x1)."""
+
 PIPELINES = (
     "builtin.module(fuseflow-to-dataflow)",
     "builtin.module(fuseflow-to-kernels)",
@@ -67,15 +75,16 @@ class _Writer:
         self.lines: list[str] = []
         self.count = 0
 
-    def tensor_type(self, shape: tuple[int, ...], fmt: str = "dense") -> str:
+    def tensor_type(self, shape: tuple[int, ...], fmt: str = "dense", elem: str = "f32") -> str:
         dims = "x".join(str(s) for s in shape)
         if fmt == "dense":
-            return f"tensor<{dims}xf32>"
-        return f"tensor<{dims}xf32, #sparse_tensor.encoding<{{ map = {ENCODINGS[fmt]} }}>>"
+            return f"tensor<{dims}x{elem}>"
+        return f"tensor<{dims}x{elem}, #sparse_tensor.encoding<{{ map = {ENCODINGS[fmt]} }}>>"
 
-    def argument(self, shape: tuple[int, ...]) -> tuple[str, str]:
+    def argument(self, shape: tuple[int, ...], elem: str = "f32") -> tuple[str, str]:
         formats = ["dense", "csr", "csc", "dcsr", "coo"] if len(shape) == 2 else ["dense", "vec"]
-        name, typ = f"%a{len(self.args)}", self.tensor_type(shape, self.rng.choice(formats))
+        fmt = self.rng.choice(formats) if elem == "f32" else "dense"
+        name, typ = f"%a{len(self.args)}", self.tensor_type(shape, fmt, elem)
         self.args.append((name, typ))
         return name, typ
 
@@ -101,7 +110,8 @@ class _Writer:
         its = ", ".join(f'"{i}"' for i in iterators)
         names = ", ".join(v for v, _, _ in ins)
         types = ", ".join(t for _, t, _ in ins)
-        block = ", ".join(f"%x{i}: f32" for i in range(len(ins))) + ", %acc: f32"
+        block = ", ".join(f"%x{i}: {_element(t)}" for i, (_, t, _) in enumerate(ins)) + \
+            ", %acc: f32"
         self.lines += [
             f"  {result} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{its}]}}",
             f"      ins({names} : {types}) outs({outs} : {out_type}) {{",
@@ -114,6 +124,10 @@ class _Writer:
         rng = self.rng
         dims = ", ".join(f"d{i}" for i in range(len(shape)))
         ident = f"({dims}) -> ({dims})"
+        if rng.random() < 0.15:
+            m = self.argument(shape, "i1")
+            return self.generic([(*x, ident), (*m, ident)], ident, shape,
+                                ["parallel"] * len(shape), rng.choice(MASK_BODIES))
         if rng.random() < 0.5:
             y = self.argument(shape)
             op = rng.choice(BINARY)
@@ -158,6 +172,11 @@ class _Writer:
         params = ", ".join(f"{n}: {t}" for n, t in self.args)
         return "\n".join([f"func.func @main({params}) -> {value[1]} {{", *self.lines,
                           f"  return {value[0]} : {value[1]}", "}", ""])
+
+
+def _element(tensor_type: str) -> str:
+    """The element type of a tensor type's text (``tensor<4x5xi1>`` -> ``i1``)."""
+    return tensor_type.split(",")[0].rstrip(">").split("x")[-1]
 
 
 def random_kernel(rng: random.Random) -> str:

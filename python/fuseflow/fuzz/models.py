@@ -1,12 +1,13 @@
 """Random PyTorch models for differential fuzzing against PyTorch.
 
 :func:`random_case` draws a :class:`ModelCase` from a ``random.Random``: a chain of supported
-operations (element-wise arithmetic, scalar arithmetic, activations, matmul and matrix-vector
-products, row and column reductions, softmax, log-softmax, layer norm, transposes, masked
-fills), random shapes (sizes 0 and 1 included), inputs of random density (empty rows and
-all-zero tensors included) passed as ``torch.sparse`` tensors or dense and declared sparse,
-a random fusion (unfused, full, or random groups of the op submodules), a random dataflow
-order now and then, and a non-default :class:`~fuseflow.sim.arch.Arch`.
+operations (element-wise arithmetic, scalar arithmetic, activations, clamps, squares, matmul
+and matrix-vector products, row and column reductions, softmax, log-softmax, layer norm,
+transposes, masked fills by float and bool masks, ``torch.where``), random shapes (sizes 0
+and 1 included), inputs of random density (empty rows and all-zero tensors included) passed
+as ``torch.sparse`` tensors or dense and declared sparse (bool masks too), a random fusion
+(unfused, full, or random groups of the op submodules) and now and then a non-default
+:class:`~fuseflow.sim.arch.Arch`.
 
 :func:`check_case` compiles the model, simulates it on both engines and compares with PyTorch
 applied to the dense equivalents of the inputs; it returns a
@@ -37,6 +38,7 @@ class Input:
 
     shape: tuple[int, ...]
     layout: str = "dense"           # dense | csr | csc | coo (a torch.sparse tensor) | bool
+    #                                 | bool_csr (a torch.sparse CSR bool tensor)
     declared: str = ""              # a format declared with Schedule(formats=...)
     density: float = 1.0
     empty_rows: bool = False
@@ -49,6 +51,8 @@ class Input:
             keep[::2] = False
         if self.layout == "bool":
             return keep
+        if self.layout == "bool_csr":
+            return keep.to_sparse_csr()
         dense = torch.where(keep, values, 0.0)      # +0.0 where absent, as a sparse format
         if self.layout == "csr":
             return dense.to_sparse_csr()
@@ -112,14 +116,25 @@ APPLY = {
     "transpose": lambda p, x: x.t(),
     "masked_fill": lambda p, x, m: x.masked_fill(m == 0, p),
     "masked_fill_bool": lambda p, x, m: x.masked_fill(~m, p),
+    "masked_fill_true": lambda p, x, m: x.masked_fill(m, p),
+    "masked_fill_false": lambda p, x, m: x.masked_fill(m == False, p),  # noqa: E712
+    "where_mask": lambda p, x, m: torch.where(m, x, p),
+    "times_mask": lambda p, x, m: x * m,
+    "where_max": lambda p, x, y: torch.where(x > y, x, y),
+    "clamp": lambda p, x: torch.clamp(x, p[0], p[1]),
+    "square": lambda p, x: x ** 2,
     "self_sub": lambda p, x: x - x,
     "self_mul": lambda p, x: x * x,
 }
 """PyTorch semantics of every step kind (``p`` is the step's parameter)."""
 
-BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
+BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "where_max")
 SCALAR = ("scalar_mul", "scalar_add", "scalar_sub", "scalar_div")
-UNARY = ("relu", "exp", "neg", "sigmoid", "tanh", "sqrt_relu", "self_sub", "self_mul")
+UNARY = ("relu", "exp", "neg", "sigmoid", "tanh", "sqrt_relu", "self_sub", "self_mul", "square")
+MASKED = ("masked_fill_bool", "masked_fill_true", "masked_fill_false", "where_mask",
+          "times_mask")
+"""Steps of a value and a bool mask (passed dense, as a torch.sparse CSR tensor, or declared
+CSR)."""
 ROW_OPS = ("softmax", "log_softmax", "layer_norm")
 REDUCTIONS = ("sum", "mean", "amax")
 
@@ -192,6 +207,11 @@ class _Builder:
         layout, declared = "dense", ""
         if boolean:
             layout = "bool"
+            roll = rng.random()
+            if len(shape) == 2 and roll < 0.2:
+                layout = "bool_csr"
+            elif len(shape) == 2 and roll < 0.45:
+                declared = "csr"
         elif len(shape) == 2 and rng.random() < 0.5:
             if rng.random() < 0.5:
                 layout = rng.choice(TORCH_LAYOUTS)
@@ -223,10 +243,9 @@ class _Builder:
     def step(self, x: tuple[str, int]) -> tuple[str, int]:
         """Appends one step consuming value ``x``; the name of its result."""
         rng, shape = self.rng, self.shapes[x]
-        kinds = list(BINARY + SCALAR + UNARY) + ["matmul", "transpose"] * 2
+        kinds = list(BINARY + SCALAR + UNARY) + ["matmul", "transpose"] * 2 + ["clamp"]
         if len(shape) == 2:
-            kinds += list(ROW_OPS + REDUCTIONS) + ["mv", "bias", "masked_fill",
-                                                   "masked_fill_bool"]
+            kinds += list(ROW_OPS + REDUCTIONS) + ["mv", "bias", "masked_fill"] + list(MASKED)
         kind = rng.choice(kinds)
         if kind in BINARY:
             other = self.value_of_shape(shape)
@@ -235,6 +254,9 @@ class _Builder:
             return self.add(kind, (x,), rng.choice(CONSTANTS), shape)
         if kind in UNARY:
             return self.add(kind, (x,), None, shape)
+        if kind == "clamp":
+            low = rng.choice((-0.5, 0.0, 0.2))
+            return self.add(kind, (x,), (low, low + rng.choice((0.3, 1.0))), shape)
         if kind == "matmul" and len(shape) == 1:
             m = self.new_input((self.size(), shape[0]))
             return self.add("mv", (m, x), None, (self.shapes[m][0],))
@@ -262,8 +284,9 @@ class _Builder:
         if kind == "masked_fill":
             fill = rng.choice((0.0, float("-inf"), 1.0))
             return self.add(kind, (x, self.new_input(shape)), fill, shape)
-        return self.add(kind, (x, self.new_input(shape, boolean=True)), rng.choice((0.0, -2.0)),
-                        shape)
+        fill = rng.choice((0.0, -2.0, float("-inf"))) if kind != "where_mask" else \
+            rng.choice((0.0, 0.5))
+        return self.add(kind, (x, self.new_input(shape, boolean=True)), fill, shape)
 
     def finish(self) -> None:
         """Numbers the values as the model sees them: inputs first, then step results."""
