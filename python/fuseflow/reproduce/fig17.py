@@ -119,7 +119,9 @@ def measure(preset: str = "published", engine: str = "fast", seed: int = 0,
             compiled = program.compile(fuseflow.Schedule(fusion="full", formats=formats,
                                                          order=order))
         except Exception as err:  # noqa: BLE001 - an illegal order is a result, with its reason
-            row.update(legal=False, reason=_reason(err))
+            letters = {name: v for v, name in loop.items()}
+            row.update(legal=False, reason=re.sub(r"\bd\d+\b", lambda m: letters.get(
+                m.group(0), m.group(0)), _reason(err)))
             rows.append(row)
             continue
         result = compiled.simulate(*data, engine=engine)
