@@ -189,7 +189,7 @@ def run_sweep(points: list[Point], folder, settings: SweepSettings,
                 send.close()
                 running.append(_Running(point, process, receive))
             ready = wait([r.conn for r in running] + [r.process.sentinel for r in running],
-                         timeout=1.0)
+                         timeout=_until_next_deadline(running, settings.timeout))
             for item in list(running):
                 result = _collect(item, ready, settings.timeout)
                 if result is None:
@@ -215,9 +215,23 @@ def _preload() -> None:
     import fuseflow.tools.execute  # noqa: F401
 
 
+def _until_next_deadline(running: list[_Running], timeout: float | None) -> float:
+    """How long the sweep may wait for a worker: at most a second, and no longer than the
+    first running point's remaining time."""
+    if timeout is None:
+        return 1.0
+    now = time.perf_counter()
+    return max(0.0, min([1.0] + [item.start + timeout - now for item in running]))
+
+
 def _collect(item: _Running, ready, timeout: float | None) -> PointResult | None:
-    """The result of a running point if it finished, died or timed out; None otherwise."""
+    """The result of a running point if it finished, died or timed out; None otherwise. A
+    point whose result arrives after its time is a timeout like one still running."""
     wall = time.perf_counter() - item.start
+    if timeout is not None and wall > timeout:
+        item.process.kill()
+        item.process.join()
+        return PointResult.failed(item.point, "timeout", f"timed out after {timeout:g} s", wall)
     if item.conn in ready:
         try:
             result = item.conn.recv()
@@ -231,10 +245,6 @@ def _collect(item: _Running, ready, timeout: float | None) -> PointResult | None
         code = item.process.exitcode
         why = "killed (out of memory?)" if code is not None and code < 0 else f"exit code {code}"
         return PointResult.failed(item.point, "error", f"worker died: {why}", wall)
-    if timeout is not None and wall > timeout:
-        item.process.kill()
-        item.process.join()
-        return PointResult.failed(item.point, "timeout", f"timed out after {timeout:g} s", wall)
     return None
 
 
