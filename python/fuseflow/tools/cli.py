@@ -8,6 +8,7 @@ simulate them, check them against PyTorch, and plot the results.
     fuseflow reproduce fig12 fig14 --preset small   # the published figures, regenerated
     fuseflow explore gcn -o out/gcn                 # search fusions, simulate the best
     fuseflow orders gcn --simulate                  # every legal dataflow order of each kernel
+    fuseflow sweep spmm --factors 1,2,4,8           # one kernel: orders x parallel levels x lanes
     fuseflow list                                   # kernels and applications
 
 Each subcommand lives in its own module, whose registration function (listed in
@@ -24,12 +25,12 @@ import sys
 import warnings
 
 from fuseflow.reproduce import command as reproduce_cmd
-from fuseflow.tools import explore_cmd, orders_cmd, plot, run_cmd
+from fuseflow.tools import explore_cmd, orders_cmd, plot, run_cmd, sweep_cmd
 from fuseflow.tools.console import configure_logging, make_console
 from fuseflow.viz import command as view_cmd
 
 COMMANDS = (run_cmd.register, view_cmd.add_parser, plot.register, reproduce_cmd.register,
-            explore_cmd.register, orders_cmd.register)
+            explore_cmd.register, orders_cmd.register, sweep_cmd.register)
 """Functions ``register(subparsers)`` adding the subcommands, in help order."""
 
 

@@ -43,6 +43,12 @@ def register(commands) -> None:
     cmd.add_argument("--limit", type=int, default=None, metavar="N",
                      help="at most N orders per kernel, best first (default: all)")
     cmd.add_argument("--json", metavar="FILE", help="also write the rows to FILE")
+    add_target_options(cmd)
+    cmd.set_defaults(func=run)
+
+
+def add_target_options(cmd) -> None:
+    """The options that build a kernel's or an application's inputs and schedule."""
     cmd.add_argument("--seed", type=int, default=0, help="seed of inputs and weights")
     cmd.add_argument("--sparsity", type=float, default=None,
                      help="kernels: fraction of zeros in every sparse operand (default 0.5)")
@@ -54,11 +60,11 @@ def register(commands) -> None:
                                                      "preset's)")
     cmd.add_argument("--fusion", default=None,
                      help="applications: unfused (default), partial or full")
-    cmd.set_defaults(func=run)
 
 
-def _build(args):
-    """``(compiled, inputs, expected, title)`` of the target."""
+def build_target(args):
+    """``(compiled, inputs, expected, title)`` of ``args.target`` (a kernel or an
+    application, with the options :func:`add_target_options` adds)."""
     import torch
 
     import fuseflow
@@ -105,7 +111,7 @@ def run(args) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be at least 1, got {args.limit}")
-    compiled, inputs, expected, title = _build(args)
+    compiled, inputs, expected, title = build_target(args)
     infos = compiled.kernels
     if args.kernel is not None:
         infos = [select_kernel(infos, args.kernel)]
