@@ -31,7 +31,12 @@ from fuseflow.sim.engines.fast_blocks import (
     topological_order,
 )
 from fuseflow.sim.engines.fast_chunked import Chunking
-from fuseflow.sim.engines.fast_stream import Stream, StreamTooLong
+from fuseflow.sim.engines.fast_stream import (
+    StampOverflow,
+    Stream,
+    StreamTooLong,
+    wide_stamps,
+)
 from fuseflow.sim.engines.reference import assemble_outputs
 from fuseflow.sim.formats import FiberTree
 from fuseflow.sim.graph import BlockGraph
@@ -58,6 +63,16 @@ def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch, trace: bool = Fa
     for b in graph.blocks:
         if b.kind not in IMPLEMENTATIONS:
             raise SimulationError(f"block '{b.name}': no implementation of kind '{b.kind}'")
+    try:
+        return _run_fitting(graph, order, inputs, arch, trace, chunking)
+    except StampOverflow as exc:
+        log.info("%s: %s; simulating it again with int64 stamps", graph.name, exc)
+        with wide_stamps():
+            return _run_fitting(graph, order, inputs, arch, trace, chunking)
+
+
+def _run_fitting(graph, order, inputs, arch, trace, chunking: Chunking) -> KernelResult:
+    """Whole streams while they fit ``chunking``'s budget, else the outermost loop in chunks."""
     if chunking.chunk_tokens is not None:
         return fast_chunked.run(graph, order, inputs, arch, trace, chunking, None)
     try:

@@ -6,8 +6,9 @@ level ``k >= 0`` for ``S_k``, or one of ``DATA``, ``EMPTY``, ``DONE``, ``REPEAT`
 int64 where a value does not fit; float32 values; 0 elsewhere) and ``time`` (int32 stamps,
 ``TIME_DTYPE``). That is at most 9 bytes per token; streams of one block often share their
 code or stamp arrays, and blocks that keep up with their inputs pass a producer's stamp array
-on with an offset. Every clock computation checks first that its stamps stay within int32
-(:func:`check_stamps`).
+on with an offset. Every clock computation checks first that its stamps stay within their
+type (:func:`check_stamps`); a kernel whose clocks outgrow int32 is simulated again with int64
+stamps (:func:`wide_stamps`, 4 more bytes per token), so the fast engine has no cycle limit.
 
 Timing. A block's clock after its step ``t`` obeys ``c_t = max(c_(t-1) + II, a_t)`` with
 ``c_(-1) + II = 0`` and ``a_t`` the latest stamp the step received or peeked. Because a
@@ -18,6 +19,9 @@ maximum of the stamps received so far, and the recurrence is a cumulative maximu
 
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import numpy as np
 
 from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, SimulationError, Stop
@@ -25,8 +29,8 @@ from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, SimulationError, S
 DATA, EMPTY_CODE, DONE_CODE, REPEAT_CODE = -1, -2, -3, -4
 CODE_DTYPE = np.int8
 TIME_DTYPE = np.int32
-"""Stamps: exact while every clock stays at most ``MAX_STAMP`` (checked; 2**31 - 1 cycles is
-far beyond what a graph whose streams fit in memory reaches)."""
+"""Stamps: exact while every clock stays at most ``MAX_STAMP`` (checked). int32 by default;
+int64 inside :func:`wide_stamps`."""
 MAX_STAMP = int(np.iinfo(TIME_DTYPE).max)
 _INT32_MAX = int(np.iinfo(np.int32).max)
 _INT16_MAX = int(np.iinfo(np.int16).max)
@@ -235,12 +239,38 @@ def coordinate_dtype(high: int, low: int = 0):
     return np.int16 if -_INT16_MAX <= low and high < _INT16_MAX else index_dtype(high, low)
 
 
+class StampOverflow(SimulationError):
+    """A clock would outgrow the stamp type: the fast engine redoes the kernel with
+    :func:`wide_stamps`."""
+
+
 def check_stamps(bound: int) -> None:
-    """Raises a ``SimulationError`` if a clock or stamp may reach ``bound`` > ``MAX_STAMP``."""
+    """Raises :class:`StampOverflow` if a clock or stamp may reach ``bound`` > ``MAX_STAMP``."""
     if bound > MAX_STAMP:
-        raise SimulationError(
+        raise StampOverflow(
             f"a clock would reach {bound:,} cycles, more than the {MAX_STAMP:,} the fast engine's "
-            f"{np.dtype(TIME_DTYPE).name} stamps hold; simulate this graph with engine='reference'")
+            f"{np.dtype(TIME_DTYPE).name} stamps hold")
+
+
+@contextlib.contextmanager
+def wide_stamps():
+    """Within this context the fast engine stamps tokens with int64 (``TIME_DTYPE`` and
+    ``MAX_STAMP`` rebound in this module and in every engine module that imported them)."""
+    modules = [m for name, m in list(sys.modules.items())
+               if name.startswith("fuseflow.sim.engines") and m is not None
+               and getattr(m, "TIME_DTYPE", None) is TIME_DTYPE]
+    saved = [(m, m.TIME_DTYPE, getattr(m, "MAX_STAMP", None)) for m in modules]
+    try:
+        for m in modules:
+            m.TIME_DTYPE = np.int64
+            if hasattr(m, "MAX_STAMP"):
+                m.MAX_STAMP = int(np.iinfo(np.int64).max)
+        yield
+    finally:
+        for m, dtype, bound in saved:
+            m.TIME_DTYPE = dtype
+            if bound is not None:
+                m.MAX_STAMP = bound
 
 
 RAMP_CHUNK = 1 << 18
