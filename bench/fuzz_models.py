@@ -32,7 +32,6 @@ def main() -> int:
     parser.add_argument("--replay", type=int, help="run one seed in this process and print it")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("torch").setLevel(logging.CRITICAL)   # tracebacks of failed traces
     warnings.filterwarnings("ignore")
     from fuseflow.fuzz import models
 

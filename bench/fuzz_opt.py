@@ -32,7 +32,6 @@ def main() -> int:
     parser.add_argument("--replay", type=int, help="print one seed's input and run it here")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("torch").setLevel(logging.CRITICAL)   # tracebacks of failed traces
     warnings.filterwarnings("ignore")
     from fuseflow.fuzz import kernels
 

@@ -19,7 +19,8 @@ CSR, CSC and COO inputs are traced sparse first; when torch.export or torch-mlir
 them (``torch.mv``, ``A * 2.0``, ``torch.sparse.mm``, ``A.t() @ B``, ``x - x`` fail on sparse
 operands), they are traced dense too and declared with their layout (``csr``, ``csc``,
 ``coo``, ``sparse_vector``), the model unchanged and the user's tensors still the simulated
-inputs; a debug log line names each such input.
+inputs; a debug log line names each such input. The errors PyTorch's fake tensors log while
+the sparse trace fails are not shown (the dense retry's are).
 """
 
 from __future__ import annotations
@@ -115,7 +116,9 @@ def import_model(model: torch.nn.Module, example_inputs, context: "mlir.Context"
     traced_dense = {i: bsr_format(t) for i, t in enumerate(args)
                     if isinstance(t, torch.Tensor) and t.layout == torch.sparse_bsr}
     try:
-        module, program = _import(wrapped, _densified(args, traced_dense), context)
+        with _FakeTensorMetaErrorsQuiet(any(i not in traced_dense and _is_sparse(t)
+                                            for i, t in enumerate(args))):
+            module, program = _import(wrapped, _densified(args, traced_dense), context)
     except Exception as err:  # noqa: BLE001 - PyTorch's and torch-mlir's sparse support
         sparse = {i: sparse_format(t, arg_names[i]) for i, t in enumerate(args)
                   if i not in traced_dense and _is_sparse(t)}
@@ -128,6 +131,30 @@ def import_model(model: torch.nn.Module, example_inputs, context: "mlir.Context"
         module, program = _import(wrapped, _densified(args, traced_dense), context)
     return ImportedModel(module, arg_names, values,
                          {arg_names[i]: f for i, f in traced_dense.items()}, program)
+
+
+class _FakeTensorMetaErrorsQuiet(logging.Filter):
+    """While active, drops the ERROR records (with a traceback) PyTorch's fake tensors log
+    when an op's meta kernel fails on a sparse layout (``failed while attempting to run meta
+    for aten.mv.default``): the first, sparse trace of torch.sparse inputs expects them, and
+    the dense retry traces without this filter, so its failures are logged as usual."""
+
+    LOGGER = "torch._subclasses.fake_tensor"
+
+    def __init__(self, active: bool):
+        super().__init__()
+        self.active = active
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("failed while attempting to run meta")
+
+    def __enter__(self):
+        if self.active:
+            logging.getLogger(self.LOGGER).addFilter(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger(self.LOGGER).removeFilter(self)
 
 
 def check_dtype(t, name: str) -> None:

@@ -37,4 +37,7 @@ def test_tally_counts_rejections_among_valid_models():
     tally.add(4, Report(Outcome.WRONG, "compare", "max abs difference 1"))
     assert tally.rejected_fraction == 1 / 3
     assert [case for case, _ in tally.failures] == [4]
+    tally.add(5, Report(Outcome.CLEAN_ERROR, "simulate/fast", "out of memory"))
     assert tally.to_dict()["counts"]["wrong"] == 1
+    assert tally.to_dict()["rejected"] == [["2", "unsupported op"]]
+    assert tally.rejected_fraction == 1 / 4

@@ -2,14 +2,15 @@
 
 :func:`random_kernel` writes a valid function of one to three ``linalg.generic`` ops
 (element-wise unary and binary arithmetic, scalar constants, selects by boolean masks,
-contractions, row reductions with sum or max) over dense and sparse operands (CSR, CSC, DCSR, COO, sparse vectors) of random
-sizes, the kind of input ``fuseflow-to-dataflow`` accepts. :func:`mutate` applies random text
-edits (types, encodings, iterator kinds, body ops, sizes, maps, deleted or duplicated lines,
-truncation, stray characters) that keep the text close to valid, where parsers and verifiers
-are weakest. :func:`check_opt` runs the ``fuseflow-opt`` driver in process on one input: a
-zero exit is ``ok``, located diagnostics are a ``clean error``, an escaping exception or a
-traceback in the output, or a stream-control error on a graph the lowering built, is an
-``internal error`` (crashes and hangs are caught by :mod:`.isolate`).
+contractions, row reductions with sum or max) over dense and sparse operands (CSR, CSC, DCSR,
+COO, sparse vectors) of random sizes, the kind of input ``fuseflow-to-dataflow`` accepts.
+:func:`mutate` applies random text edits (types, encodings, iterator kinds, body ops, sizes,
+maps, deleted or duplicated lines, truncation, stray characters) that keep the text close to
+valid, where parsers and verifiers are weakest. :func:`check_opt` runs the ``fuseflow-opt``
+driver in process on one input: a zero exit is ``ok``, located diagnostics are a ``clean
+error``, an escaping exception or a traceback in the output, or a stream-control error on a
+graph the lowering built, is an ``internal error`` (crashes and hangs are caught by
+:mod:`.isolate`).
 """
 
 from __future__ import annotations

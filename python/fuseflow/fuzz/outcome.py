@@ -81,8 +81,9 @@ class Tally:
     failures: list[tuple[object, Report]] = field(default_factory=list)
     errors: Counter = field(default_factory=Counter)
     """Clean errors by their first line, to see what is rejected most."""
-    rejected: int = 0
-    """Clean errors raised while compiling: valid models rejected as unsupported."""
+    rejected: list = field(default_factory=list)
+    """The cases whose clean error was raised while compiling (valid models rejected as
+    unsupported), with the error's shape: which seeds a rejection fraction counts."""
 
     def add(self, case, report: Report) -> None:
         self.counts[report.outcome.value] += 1
@@ -90,13 +91,14 @@ class Tally:
             self.failures.append((case, report))
         elif report.outcome is Outcome.CLEAN_ERROR:
             self.errors[_shape_of(report.detail)] += 1
-            self.rejected += report.stage == "compile"
+            if report.stage == "compile":
+                self.rejected.append((case, _shape_of(report.detail)))
 
     @property
     def rejected_fraction(self) -> float:
         """Rejected models among the valid ones (PyTorch runs them)."""
         valid = self.total - self.counts[Outcome.INVALID.value]
-        return self.rejected / valid if valid else 0.0
+        return len(self.rejected) / valid if valid else 0.0
 
     @property
     def total(self) -> int:
@@ -107,6 +109,7 @@ class Tally:
                 "counts": {o.value: self.counts[o.value] for o in Outcome},
                 "rejected_fraction": round(self.rejected_fraction, 4),
                 "clean_errors": dict(self.errors.most_common()),
+                "rejected": [[str(c), shape] for c, shape in self.rejected],
                 "failures": [{"case": str(c), "outcome": r.outcome.value, "stage": r.stage,
                               "detail": r.detail} for c, r in self.failures]}
 
