@@ -8,6 +8,9 @@ every failing case with its seed. Writes JSON.
 
     python bench/fuzz_opt.py --cases 1000
     python bench/fuzz_opt.py --replay 17         # one case, in process: the input and report
+    python bench/fuzz_opt.py --merge a.json b.json   # runs on consecutive seed ranges as one
+
+A long run writes its JSON every 500 cases (``"complete": false`` until it ends).
 """
 
 from __future__ import annotations
@@ -30,7 +33,16 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     parser.add_argument("--replay", type=int, help="print one seed's input and run it here")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="PART",
+                        help="write the JSON of runs on consecutive seed ranges as one")
     args = parser.parse_args()
+    if args.merge:
+        from fuseflow.fuzz.outcome import merge_results
+
+        merged = merge_results([json.loads(p.read_text()) for p in args.merge])
+        args.json.write_text(json.dumps(merged, indent=1) + "\n")
+        print(json.dumps({k: merged[k] for k in ("cases", "seconds", "counts")}))
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     warnings.filterwarnings("ignore")
     from fuseflow.fuzz import kernels
@@ -42,14 +54,18 @@ def main() -> int:
         return 0
     from fuseflow.fuzz.campaign import run_campaign
 
+    def write(tally, seconds, complete=False):
+        result = {"seconds": round(seconds, 1), "first_seed": args.first_seed,
+                  "complete": complete, **tally.to_dict()}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+        return result
+
     start = time.monotonic()
     seeds = range(args.first_seed, args.first_seed + args.cases)
     tally = run_campaign(kernels.check_opt, seeds, timeout=args.timeout, jobs=args.jobs,
-                         progress_every=500)
-    result = {"seconds": round(time.monotonic() - start, 1), "first_seed": args.first_seed,
-              **tally.to_dict()}
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=1) + "\n")
+                         progress_every=500, checkpoint=write)
+    result = write(tally, time.monotonic() - start, complete=True)
     print(json.dumps({k: result[k] for k in ("cases", "seconds", "counts")}))
     for message, n in tally.errors.most_common(15):
         print(f"{n:6d}  {message}")

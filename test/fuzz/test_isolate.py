@@ -4,6 +4,8 @@ crash, and the next case runs in a fresh worker."""
 import os
 import time
 
+import pytest
+
 from fuseflow.fuzz.isolate import Isolated
 from fuseflow.fuzz.outcome import Outcome, Report, Tally, classify_error
 from fuseflow.sim.tokens import StreamError
@@ -41,3 +43,24 @@ def test_tally_counts_rejections_among_valid_models():
     assert tally.to_dict()["counts"]["wrong"] == 1
     assert tally.to_dict()["rejected"] == [["2", "unsupported op"]]
     assert tally.rejected_fraction == 1 / 4
+
+
+def test_results_of_consecutive_seed_ranges_merge_into_one():
+    from fuseflow.fuzz.outcome import merge_results
+
+    whole, first, second = Tally(), Tally(), Tally()
+    reports = [Report(Outcome.OK), Report(Outcome.CLEAN_ERROR, "compile", "unsupported op 3"),
+               Report(Outcome.INVALID, "pytorch"), Report(Outcome.HANG, "", "no result"),
+               Report(Outcome.CLEAN_ERROR, "compile", "unsupported op 4")]
+    for seed, report in enumerate(reports):
+        whole.add(seed, report)
+        (first if seed < 2 else second).add(seed, report)
+    parts = [{"seconds": 1.0, "first_seed": 2, **second.to_dict()},
+             {"seconds": 2.0, "first_seed": 0, **first.to_dict()}]
+    merged = merge_results(parts)
+    expected = whole.to_dict()
+    for key in ("cases", "counts", "rejected_fraction", "clean_errors", "rejected", "failures"):
+        assert merged[key] == expected[key], key
+    assert merged["seconds"] == 3.0 and merged["first_seed"] == 0
+    with pytest.raises(ValueError, match="not consecutive"):
+        merge_results([parts[0], {**parts[1], "first_seed": 1}])

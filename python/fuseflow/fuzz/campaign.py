@@ -13,8 +13,10 @@ log = logging.getLogger(__name__)
 
 
 def run_campaign(check, cases, *, timeout: float, jobs: int = 1,
-                 progress_every: int = 100) -> Tally:
-    """Applies ``check(case) -> Report`` to every case in ``jobs`` isolated workers."""
+                 progress_every: int = 100, checkpoint=None) -> Tally:
+    """Applies ``check(case) -> Report`` to every case in ``jobs`` isolated workers; every
+    ``progress_every`` cases logs the counts and calls ``checkpoint(tally, seconds)`` (a long
+    run keeps what it has done if it is stopped)."""
     tally, lock = Tally(), threading.Lock()
     pending = iter(cases)
     start = time.monotonic()
@@ -35,6 +37,8 @@ def run_campaign(check, cases, *, timeout: float, jobs: int = 1,
                     if tally.total % progress_every == 0:
                         log.info("%d cases in %.0f s: %s", tally.total,
                                  time.monotonic() - start, dict(tally.counts))
+                        if checkpoint is not None:
+                            checkpoint(tally, time.monotonic() - start)
 
     threads = [threading.Thread(target=worker) for _ in range(max(1, jobs))]
     for t in threads:

@@ -114,6 +114,29 @@ class Tally:
                               "detail": r.detail} for c, r in self.failures]}
 
 
+def merge_results(results: list[dict]) -> dict:
+    """One campaign's JSON result (:meth:`Tally.to_dict` with ``seconds`` and ``first_seed``)
+    from those of campaigns run on consecutive seed ranges (a long run split in parts)."""
+    parts = sorted(results, key=lambda r: r["first_seed"])
+    for a, b in zip(parts, parts[1:]):
+        if a["first_seed"] + a["cases"] != b["first_seed"]:
+            raise ValueError(f"seeds {a['first_seed']}+{a['cases']} and {b['first_seed']} "
+                             "are not consecutive")
+    counts, errors = Counter(), Counter()
+    for r in parts:
+        counts.update(r["counts"])
+        errors.update(r["clean_errors"])
+    valid = sum(counts.values()) - counts[Outcome.INVALID.value]
+    rejected = [x for r in parts for x in r["rejected"]]
+    return {"seconds": round(sum(r["seconds"] for r in parts), 1),
+            "first_seed": parts[0]["first_seed"], "parts": len(parts),
+            "cases": sum(r["cases"] for r in parts),
+            "counts": {o.value: counts[o.value] for o in Outcome},
+            "rejected_fraction": round(len(rejected) / valid, 4) if valid else 0.0,
+            "clean_errors": dict(errors.most_common()), "rejected": rejected,
+            "failures": [f for r in parts for f in r["failures"]]}
+
+
 def _shape_of(detail: str) -> str:
     """An error message without its location and numbers, to group similar errors."""
     import re
