@@ -51,6 +51,12 @@ def _port_vars(prim: Primitive) -> tuple[list[str], dict[tuple[str, ...], str]]:
     lines: list[str] = []
     names: dict[tuple[str, ...], str] = {}
     for port in prim.operands + prim.results:
+        if port.own_type:
+            lines += [f"%e_{port.name} = irdl.any", f"%t_{port.name} = irdl.any",
+                      f"%val_{port.name} = irdl.parametric @sam::@val<%e_{port.name}, "
+                      f"%t_{port.name}>"]
+            names[("own", port.name)] = f"val_{port.name}"
+            continue
         for kind in port.kinds:
             if (kind,) not in names:
                 lines += _STREAM_VARS[kind]
@@ -67,8 +73,8 @@ def _port_vars(prim: Primitive) -> tuple[list[str], dict[tuple[str, ...], str]]:
 def _ports_line(what: str, ports: tuple[Port, ...], names: dict) -> list[str]:
     if not ports:
         return []
-    items = [f"{p.name}: {'' if p.arity == 'single' else p.arity + ' '}%{names[p.kinds]}"
-             for p in ports]
+    items = [f"{p.name}: {'' if p.arity == 'single' else p.arity + ' '}"
+             f"%{names[('own', p.name) if p.own_type else p.kinds]}" for p in ports]
     return [f"irdl.{what}({', '.join(items)})"]
 
 

@@ -44,6 +44,9 @@ class Port:
     min_count: int = 0
     """Fewest values of a variadic group (the verifier checks it)."""
     doc: str = ""
+    own_type: bool = False
+    """A value port whose type is its own (IRDL: its own constraint variables): its tile shape
+    may differ from the op's other value ports' (``dialects/verify.py`` checks the shapes)."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,11 @@ class Primitive:
         return next((a for a in self.attributes if a.name == name), None)
 
 
-def _val(name: str, arity: str = "single", doc: str = "") -> Port:
-    return Port(name, ("val",), arity, doc=doc)
+def _val(name: str, arity: str = "single", doc: str = "", own_type: bool = False) -> Port:
+    return Port(name, ("val",), arity, doc=doc, own_type=own_type)
+
+
+
 
 
 _LEVEL = Attr("level", "int", "storage level of the tensor operand (scanned level)")
@@ -190,32 +196,50 @@ PRIMITIVES: tuple[Primitive, ...] = (
         examples=('%v = "sam.array"(%j#1, %a) : (!sam.ref, tensor<4x5xf32, #CSR>) -> '
                   '!sam.val<f32, array<i64>>',)),
     Primitive(
-        "alu", "Arithmetic on one or two value streams, all of one `!sam.val` type.",
-        operands=(_val("lhs"), _val("rhs", "optional")), results=(_val("out"),),
+        "alu", "Arithmetic on one or two value streams: scalars, or tiles.",
+        operands=(_val("lhs", own_type=True), _val("rhs", "optional", own_type=True)),
+        results=(_val("out", own_type=True),),
         attributes=(Attr("op", "string", "the operation (`fuseflow.dialects.alu`)",
                          values=ALU_OP_NAMES),
                     Attr("scalar", "float", "the constant operand of the scalar ops and the "
-                         "fill of `mask_fill`", optional=True)),
+                         "fill of `mask_fill`", optional=True),
+                    Attr("tile", "string", "axes of the operand and result tiles, "
+                         "`ik,kj->ij`: operands broadcast over the result's axes; axes of both "
+                         "operands missing from the result are summed (a tile product, `mul` "
+                         "only)", optional=True)),
         description="Binary ops take two streams; scalar ops one stream and the `scalar` "
         "attribute; `mask_fill(m, x)` is `x` where `m != 0`, else `scalar`. A missing operand "
-        "(`N`) counts as 0.0. Semantics are float32, as PyTorch eager computes them "
-        "(`dialects/alu.py`).",
+        "(`N`) counts as 0.0 (a tile of zeros). Semantics are float32, as PyTorch eager "
+        "computes them (`dialects/alu.py`). On tiles (`!sam.val<f32, array<i64: h, w>>`) the "
+        "op applies element by element; without `tile` every operand and the result have one "
+        "type.",
         verifier="two operands for binary ops and `mask_fill`, one otherwise; a float `scalar` "
-        "for the scalar ops and `mask_fill`.",
+        "for the scalar ops and `mask_fill`; without `tile` one type for every value, with it "
+        "tile shapes that agree with its axes.",
         examples=('%p = "sam.alu"(%v, %w) {op = "mul"} : (!val, !val) -> !val',
                   '%e = "sam.alu"(%p) {op = "exp"} : (!val) -> !val',
                   '%s = "sam.alu"(%e) {op = "scalar_mul", scalar = 1.250000e-01 : f32} : (!val) '
-                  '-> !val')),
+                  '-> !val',
+                  '%t = "sam.alu"(%a, %b) {op = "mul", tile = "ik,kj->ij"} : (!sam.val<f32, '
+                  'array<i64: 4, 4>>, !sam.val<f32, array<i64: 4, 4>>) -> !sam.val<f32, '
+                  'array<i64: 4, 4>>')),
     Primitive(
         "reduce", "Reducer: sums or maxes each innermost fiber, removing one stop level.",
-        operands=(_val("input"), Port("outer", ("crd",), "optional",
-                                      doc="coordinates of the level above the reduced one")),
-        results=(_val("output"),),
-        attributes=(Attr("kind", "string", "the reduction", values=("sum", "max")),),
+        operands=(_val("input", own_type=True),
+                  Port("outer", ("crd",), "optional",
+                       doc="coordinates of the level above the reduced one")),
+        results=(_val("output", own_type=True),),
+        attributes=(Attr("kind", "string", "the reduction", values=("sum", "max")),
+                    Attr("tile", "string", "axes of the input and output tiles, `ij->i`: each "
+                         "input tile is first reduced over the axes the output lacks",
+                         optional=True)),
         description="A bare stop `S_k` (k > 0) is ambiguous in the stream grammar (an empty "
         "last fiber, or an outer fiber with no fiber at all); with the `outer` coordinates the "
         "reducer emits a value per coordinate and none for an empty outer fiber. The lowering "
-        "passes them when that level's fibers can be empty.",
+        "passes them when that level's fibers can be empty. On tiles the fiber's tiles are "
+        "summed (maxed) element by element; an empty fiber gives a tile of zeros.",
+        verifier="without `tile` input and output have one type; with it tile shapes that "
+        "agree with its axes.",
         examples=('%sum = "sam.reduce"(%p) {kind = "sum"} : (!val) -> !val',
                   '%row = "sam.reduce"(%p, %i#0) {kind = "sum"} : (!val, !sam.crd) -> !val')),
     Primitive(

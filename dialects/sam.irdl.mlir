@@ -228,13 +228,19 @@ irdl.dialect @sam {
     irdl.results(val: %val)
   }
 
-  // Arithmetic on one or two value streams, all of one `!sam.val` type.
+  // Arithmetic on one or two value streams: scalars, or tiles.
   // Optional attributes (IRDL cannot declare them; dialects/verify.py checks them): "scalar"
-  // (float).
+  // (float), "tile" (string).
   irdl.operation @alu {
-    %e = irdl.any
-    %t = irdl.any
-    %val = irdl.parametric @sam::@val<%e, %t>
+    %e_lhs = irdl.any
+    %t_lhs = irdl.any
+    %val_lhs = irdl.parametric @sam::@val<%e_lhs, %t_lhs>
+    %e_rhs = irdl.any
+    %t_rhs = irdl.any
+    %val_rhs = irdl.parametric @sam::@val<%e_rhs, %t_rhs>
+    %e_out = irdl.any
+    %t_out = irdl.any
+    %val_out = irdl.parametric @sam::@val<%e_out, %t_out>
     %op_add = irdl.is "add"
     %op_sub = irdl.is "sub"
     %op_mul = irdl.is "mul"
@@ -260,22 +266,27 @@ irdl.dialect @sam {
     %op_scalar_min = irdl.is "scalar_min"
     %op_mask_fill = irdl.is "mask_fill"
     %op = irdl.any_of(%op_add, %op_sub, %op_mul, %op_div, %op_max, %op_min, %op_neg, %op_exp, %op_rsqrt, %op_sqrt, %op_log, %op_sigmoid, %op_tanh, %op_gelu, %op_relu, %op_scalar_add, %op_scalar_sub, %op_scalar_rsub, %op_scalar_mul, %op_scalar_div, %op_scalar_rdiv, %op_scalar_max, %op_scalar_min, %op_mask_fill)
-    irdl.operands(lhs: %val, rhs: optional %val)
-    irdl.results(out: %val)
+    irdl.operands(lhs: %val_lhs, rhs: optional %val_rhs)
+    irdl.results(out: %val_out)
     irdl.attributes { "op" = %op }
   }
 
   // Reducer: sums or maxes each innermost fiber, removing one stop level.
+  // Optional attributes (IRDL cannot declare them; dialects/verify.py checks them): "tile"
+  // (string).
   irdl.operation @reduce {
-    %e = irdl.any
-    %t = irdl.any
-    %val = irdl.parametric @sam::@val<%e, %t>
+    %e_input = irdl.any
+    %t_input = irdl.any
+    %val_input = irdl.parametric @sam::@val<%e_input, %t_input>
     %crd = irdl.parametric @sam::@crd<>
+    %e_output = irdl.any
+    %t_output = irdl.any
+    %val_output = irdl.parametric @sam::@val<%e_output, %t_output>
     %kind_sum = irdl.is "sum"
     %kind_max = irdl.is "max"
     %kind = irdl.any_of(%kind_sum, %kind_max)
-    irdl.operands(input: %val, outer: optional %crd)
-    irdl.results(output: %val)
+    irdl.operands(input: %val_input, outer: optional %crd)
+    irdl.results(output: %val_output)
     irdl.attributes { "kind" = %kind }
   }
 

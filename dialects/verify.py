@@ -24,6 +24,7 @@ from fuseflow.dialects.alu import AluError, alu_op
 from fuseflow.dialects.containers import TERMINATOR, type_runs
 from fuseflow.dialects.ir import op_of, walk
 from fuseflow.dialects.primitives import Attr, Port, Primitive
+from fuseflow.dialects.tiles import TileError, TileSpec, val_tile
 
 
 @dataclass(frozen=True)
@@ -321,6 +322,42 @@ def _check_alu(checker: _Checker, op, graph: _Graph) -> None:
         checker.error(op, f"'{alu.name}' needs a float 'scalar' attribute")
     elif not alu.needs_scalar and scalar is not None:
         checker.error(op, f"'{alu.name}' takes no 'scalar' attribute")
+    if len(op.operands) == alu.arity:
+        _check_tiles(checker, op, alu.arity)
+        spec = op.attributes["tile"] if "tile" in op.attributes else None
+        if spec is not None and alu.name != "mul" and isinstance(spec, mlir.StringAttr):
+            try:
+                contracted = TileSpec.parse(spec.value, alu.arity).contracted
+            except TileError:
+                return
+            if contracted:
+                checker.error(op, f"'{alu.name}' cannot sum tile axes '{contracted}' (only a "
+                                  "'mul' is a tile product)")
+
+
+def _check_reduce(checker: _Checker, op, graph: _Graph) -> None:
+    _check_tiles(checker, op, 1)
+
+
+def _check_tiles(checker: _Checker, op, arity: int) -> None:
+    """The value operands' and result's tile shapes: one type without ``tile``, shapes that
+    agree with its axes with it (``fuseflow.dialects.tiles``)."""
+    types = [v.type for v in list(op.operands)[:arity]] + [op.results[0].type]
+    shapes = [val_tile(t) for t in types]
+    if any(s is None for s in shapes):
+        return  # IRDL reports a non-value type
+    spec = op.attributes["tile"] if "tile" in op.attributes else None
+    if spec is None:
+        if len(set(map(str, types))) > 1:
+            checker.error(op, "operands and result must have one type without a 'tile' "
+                              f"attribute naming their axes; got {', '.join(map(str, types))}")
+        return
+    if not isinstance(spec, mlir.StringAttr):
+        return  # check_declared reports the attribute's type
+    try:
+        TileSpec.parse(spec.value, arity).check(shapes[:-1], shapes[-1])
+    except TileError as err:
+        checker.error(op, str(err))
 
 
 def _check_joiner(checker: _Checker, op, graph: _Graph) -> None:
@@ -383,6 +420,7 @@ SAM_CHECKS = {
     "sam.scan": _check_scan,
     "sam.locate": _check_locate,
     "sam.alu": _check_alu,
+    "sam.reduce": _check_reduce,
     "sam.intersect": _check_joiner,
     "sam.union": _check_joiner,
     "sam.spacc": _check_spacc,

@@ -30,6 +30,68 @@ class BlockCost:
 
 
 @dataclass(frozen=True)
+class TileCosts:
+    """Timing of blocks computing on ``N x N`` tiles (sparsity blocking: values are dense
+    tiles; ``docs/timing.md``). ``N`` is a block's largest tile dimension and ``E`` the
+    elements of its result tile (``N**2`` for square tiles). A tile block's latency replaces
+    its kind's scalar one; blocks that only move tiles (scanners, repeaters, joiners,
+    broadcasts, forks, joins, writers) keep their scalar costs."""
+
+    load_latency_per_element: int = 1
+    """Array (value load) latency per element: ``N**2`` cycles for a tile."""
+    elementwise_latency_per_element: int = 1
+    """ALU on tiles element by element (add, sub, mul, exp, ...): latency per element."""
+    elementwise_interval: int = 1
+    """ALU element by element: initiation interval."""
+    product_latency_per_dim: int = 2
+    """Tile product (an ALU summing axes, ``ik,kj->ij``): latency ``2N - 1`` by default, i.e.
+    ``product_latency_per_dim * N + product_latency_offset``."""
+    product_latency_offset: int = -1
+    """See ``product_latency_per_dim``."""
+    product_interval_per_dim: int = 1
+    """Tile product: initiation interval ``N`` (per dimension)."""
+    reduce_latency_per_element: int = 1
+    """Reducer and sparse accumulator on tiles: value latency per element (``N**2``)."""
+
+    def __post_init__(self):
+        for name in ("load_latency_per_element", "elementwise_latency_per_element",
+                     "product_latency_per_dim", "reduce_latency_per_element"):
+            check_int(getattr(self, name), f"tile costs {name}", 0)
+        check_int(self.elementwise_interval, "tile costs elementwise_interval", 0)
+        check_int(self.product_interval_per_dim, "tile costs product_interval_per_dim", 0)
+        if not isinstance(self.product_latency_offset, int):
+            raise ArgumentError("tile costs product_latency_offset must be an int, got "
+                                f"{self.product_latency_offset!r}")
+
+    def cost(self, kind: str, attrs: Mapping) -> tuple[int, int] | None:
+        """``(latency, interval)`` of a block of ``kind`` with ``attrs`` on tiles (the loader's
+        ``tiles``: operand and result tile shapes), or None if it keeps its scalar costs."""
+        ins, outs = attrs.get("tiles", ((), ()))
+        shapes = [t for t in tuple(ins) + tuple(outs) if t]
+        if not shapes or kind not in ("array", "alu", "reduce", "spacc"):
+            return None
+        n = max(max(t) for t in shapes)
+        out = next((t for t in reversed(tuple(outs)) if t), shapes[-1])
+        elements = 1
+        for d in out:
+            elements *= d
+        if kind == "array":
+            return max(1, self.load_latency_per_element * elements), None
+        if kind in ("reduce", "spacc"):
+            return max(1, self.reduce_latency_per_element * elements), None
+        spec = attrs.get("tile")
+        if spec and _sums_axes(spec):
+            return (max(1, self.product_latency_per_dim * n + self.product_latency_offset),
+                    self.product_interval_per_dim * n)
+        return max(1, self.elementwise_latency_per_element * elements), self.elementwise_interval
+
+
+def _sums_axes(spec: str) -> bool:
+    lhs, result = spec.split("->")
+    return bool(set(lhs.replace(",", "")) - set(result))
+
+
+@dataclass(frozen=True)
 class Arch:
     """Timing parameters of the simulated machine."""
 
@@ -49,6 +111,8 @@ class Arch:
     """Physical lanes per fork; None = as many as the graph's forks deal to. A fork of more
     lanes runs them folded round robin onto this many (``fuseflow.sim.lanes``: virtual lanes
     ``p, p + lanes, ...`` one after the other on lane ``p``, the same as a fork of ``lanes``)."""
+    tile: TileCosts = field(default_factory=TileCosts)
+    """Costs of blocks computing on tiles (sparsity blocking; :class:`TileCosts`)."""
     memory: MemoryModel | None = None
     """Off-chip memory model (``fuseflow.sim.memory``, ``docs/memory.md``); None = no memory
     cost (the published configuration). When set, every kernel result carries its DRAM traffic
@@ -61,6 +125,8 @@ class Arch:
         check_int(self.initiation_interval, "initiation_interval", 0)
         if self.lanes is not None:
             check_int(self.lanes, "lanes (None: unlimited)", 1)
+        if not isinstance(self.tile, TileCosts):
+            raise ArgumentError(f"tile must be a TileCosts, got {self.tile!r}")
         if self.memory is not None and not isinstance(self.memory, MemoryModel):
             raise ArgumentError(f"memory must be None or a MemoryModel, got {self.memory!r}")
         if not isinstance(self.block_costs, (Mapping, tuple, list)):
@@ -97,3 +163,12 @@ class Arch:
                                 f"{', '.join(BLOCK_KINDS)}")
         lat, ii = dict(self.block_costs).get(kind, (self.latency, self.initiation_interval))
         return BlockCost(lat, ii)
+
+    def block_cost(self, kind: str, attrs: Mapping) -> BlockCost:
+        """The latency and interval of one block: its kind's (:meth:`cost`), or on tiles the
+        :class:`TileCosts` ones (an interval the tile costs leave open is the kind's)."""
+        base = self.cost(kind)
+        tiled = self.tile.cost(kind, attrs)
+        if tiled is None:
+            return base
+        return BlockCost(tiled[0], base.initiation_interval if tiled[1] is None else tiled[1])

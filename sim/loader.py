@@ -14,6 +14,7 @@ from __future__ import annotations
 from fuseflow import mlir
 from fuseflow.dialects import attributes
 from fuseflow.dialects.primitives import PRIMITIVES, primitive
+from fuseflow.dialects.tiles import val_tile
 from fuseflow.dialects.types import storage_levels
 from fuseflow.errors import FuseFlowError
 from fuseflow.sim.formats import TensorFormat
@@ -102,11 +103,21 @@ def _block(index: int, op, body, channels: _Channels, taken: set[str]) -> Block:
         else:
             inputs.append(channels.take(value))
     outputs = tuple(channels.names[r] for r in op.results)
+    _tile_view(attrs, op)
     adapt = _SIMULATOR_VIEW.get(prim.kind)
     if adapt is not None:
         inputs, outputs = adapt(attrs, inputs, outputs, body)
     return Block(block_name(op, index, prim.kind, taken), prim.kind, tuple(inputs), outputs,
                  attrs, _loc(op))
+
+
+def _tile_view(attrs: dict, op) -> None:
+    """Value streams of tiles: ``tiles`` holds the tile shape of each value operand and result
+    (``()`` for scalars), set only when some is a tile."""
+    ins = tuple(t for t in (val_tile(v.type) for v in op.operands) if t is not None)
+    outs = tuple(t for t in (val_tile(r.type) for r in op.results) if t is not None)
+    if any(ins) or any(outs):
+        attrs["tiles"] = (ins, outs)
 
 
 def _level_view(attrs: dict, inputs: list, outputs: tuple, body):

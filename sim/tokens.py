@@ -152,6 +152,8 @@ def format_token(tok) -> str:
         return repr(tok)
     if isinstance(tok, (int, np.integer)) and not isinstance(tok, bool):
         return str(int(tok))
+    if isinstance(tok, np.ndarray) and tok.ndim:  # a tile: its values, row-major
+        return "[" + ",".join(format_token(v) for v in tok) + "]"
     value = float(tok)
     if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
         return f"{int(value)}.0"

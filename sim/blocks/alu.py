@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow.dialects import alu as semantics
+from fuseflow.dialects.tiles import TileSpec
+from fuseflow.sim.blocks import tiles
 from fuseflow.sim.tokens import DONE, EMPTY, is_control
 
 f32 = np.float32
@@ -50,6 +52,9 @@ def alu(ctx):
             binary = lambda a, b: SCALAR_BINARY[op](a, b, s)  # noqa: E731
     else:
         fn = UNARY.get(op)
+    if "tiles" in ctx.block.attrs:
+        yield from _tile_alu(ctx, arity, binary if arity == 2 else fn)
+        return
     with np.errstate(all="ignore"):
         while True:
             a = yield from ctx.recv(0)
@@ -70,3 +75,32 @@ def alu(ctx):
             ctx.step()
             if out is DONE:
                 return
+
+
+def _tile_alu(ctx, arity: int, fn):
+    """The ALU on tiles (``attrs['tiles']``): ``fn`` element by element, operands broadcast
+    and tile axes summed as ``attrs['tile']`` says (:mod:`fuseflow.sim.blocks.tiles`)."""
+    ins, outs = ctx.block.attrs["tiles"]
+    spec = ctx.block.attrs.get("tile")
+    spec = TileSpec.parse(spec, arity) if spec else None
+    zeros = [np.zeros(t, f32) for t in ins]
+    ops = tiles.product_ops(spec, ins, outs[0])
+    while True:
+        toks = []
+        for port in range(arity):
+            toks.append((yield from ctx.recv(port)))
+        a = toks[0]
+        if is_control(a) and a is not EMPTY:
+            if any(t is not a for t in toks[1:]):
+                ctx.error(f"operands have different control structure: {toks!r}")
+            out = a
+        else:
+            if any(is_control(t) and t is not EMPTY for t in toks[1:]):
+                ctx.error(f"operands have different control structure: {toks!r}")
+            operands = [(z if t is EMPTY else np.asarray(t, f32))[None] for t, z in zip(toks, zeros)]
+            out = tiles.combine(fn, spec, operands)[0]
+            ctx.stats.ops += ops
+        yield from ctx.send(0, out)
+        ctx.step()
+        if out is DONE:
+            return

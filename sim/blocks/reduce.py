@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fuseflow.dialects.tiles import TileSpec
+from fuseflow.sim.blocks import tiles
 from fuseflow.sim.tokens import DONE, EMPTY, Stop, is_stop
 
 REDUCE_KINDS = ("sum", "max")
@@ -21,6 +23,9 @@ def reduce(ctx):
     coordinates of the level above, the reducer reads one outer token per fiber: a coordinate
     (or ``N``) means a fiber, whose value is emitted; a stop means an empty outer fiber, and
     only ``S(k-1)`` is emitted. Outer tokens cost no step.
+
+    On tiles (``attrs['tiles']``) each tile is first reduced over the axes ``attrs['tile']``
+    drops (``ij->i``), then accumulated element by element; an empty fiber yields zeros.
     """
     outer = len(ctx.block.inputs) > 1
     kind = ctx.block.attrs.get("kind", "sum")
@@ -28,6 +33,15 @@ def reduce(ctx):
         ctx.error(f"unknown reduce kind {kind!r}; valid kinds: {', '.join(REDUCE_KINDS)}")
     is_max = kind == "max"
     init = np.float32(-np.inf if is_max else 0.0)
+    empty = np.float32(0.0)
+    reshape = None
+    if "tiles" in ctx.block.attrs:  # tiles: reduced over their own axes first (attrs['tile'])
+        (tin,), (tout,) = ctx.block.attrs["tiles"]
+        spec = TileSpec.parse(ctx.block.attrs.get("tile") or "", 1) \
+            if ctx.block.attrs.get("tile") else None
+        init, empty = np.full(tout, init, np.float32), np.zeros(tout, np.float32)
+        reshape = (lambda v: tiles.reduce_axes(kind, spec, np.asarray(v, np.float32)[None])[0]) \
+            if spec else (lambda v: v)
     acc, seen = init, False
     while True:
         tok = yield from ctx.recv(0)
@@ -50,7 +64,7 @@ def reduce(ctx):
                               f"with {tok!r}")
                 fiber = not is_stop(o)
             if fiber:
-                yield from ctx.send(0, acc if seen else np.float32(0.0))
+                yield from ctx.send(0, acc if seen else empty)
             if tok.level > 0:
                 if outer and fiber:
                     o = yield from ctx.recv(1)
@@ -59,6 +73,11 @@ def reduce(ctx):
                                   f"{tok!r}")
                 yield from ctx.send(0, Stop(tok.level - 1))
             acc, seen = init, False
+        elif reshape is not None:
+            v = reshape(tok)
+            acc = np.maximum(acc, v) if is_max else (acc + v).astype(np.float32)
+            seen = True
+            ctx.stats.ops += np.size(tok)
         else:
             v = np.float32(tok)
             acc = np.maximum(acc, v) if is_max else np.float32(acc + v)

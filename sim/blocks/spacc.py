@@ -12,6 +12,9 @@ paired with an inner *stop* is dropped (one step): it is a reducer's result for 
 does not exist (a scanner turns a bare stop into a stop one level higher, which the reducer
 below cannot tell from an empty fiber; e.g. a row sum of a BSR matrix with an empty block row).
 
+On tiles (``attrs['tiles']``) the map holds tiles, summed element by element; a 0.0 paired
+with an inner stop is a tile of zeros.
+
 Cost: one step per (inner crd, value) pair, stops included, and one for ``D``; the whole
 flush is stamped like any token of the flushing step (draining costs nothing).
 """
@@ -57,12 +60,14 @@ def spacc(ctx):
     if len(ctx.block.inputs) != n + 1 or len(ctx.block.outputs) != n + 1:
         ctx.error(f"order {n} needs {n + 1} inputs and outputs")
     acc: dict = {}
+    tiled = bool(ctx.block.attrs.get("tiles", ((), ((),)))[1][-1])
+    zero = np.zeros(ctx.block.attrs["tiles"][1][-1], np.float32) if tiled else None
     coords = [None] * n
     entered = [True] + [False] * (n - 1)  # level m's fiber has its parent coordinate c_{m-1}
     while True:
         v = yield from ctx.recv(n)
         ic = yield from ctx.peek(n - 1)
-        if is_stop(ic) and is_data(v) and v == 0.0:
+        if is_stop(ic) and is_data(v) and not np.any(v != 0.0):
             ctx.step()                 # a reducer's 0.0 for a fiber that does not exist
             continue
         ic = yield from ctx.recv(n - 1)
@@ -89,8 +94,12 @@ def spacc(ctx):
         if not is_stop(v):
             key = (*coords[: n - 1], ic)
             if all(is_data(c) for c in key) and v is not EMPTY:
-                acc[key] = np.float32(acc.get(key, np.float32(0.0)) + np.float32(v))
-                ctx.stats.ops += 1
+                if tiled:  # tiles add element by element, from a tile of zeros
+                    acc[key] = (acc.get(key, zero) + v).astype(np.float32)
+                    ctx.stats.ops += v.size
+                else:
+                    acc[key] = np.float32(acc.get(key, np.float32(0.0)) + np.float32(v))
+                    ctx.stats.ops += 1
             ctx.step()
             continue
         k = v.level

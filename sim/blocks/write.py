@@ -35,14 +35,21 @@ def level_write(ctx):
 
 
 def value_write(ctx):
-    """val -> memory: records the values of result ``attrs['result']`` (``N`` as 0.0)."""
+    """val -> memory: records the values of result ``attrs['result']`` (``N`` as 0.0); a tile's
+    values in row-major order (the result's levels below the written ones)."""
     ctx.output_format()
+    tile = ctx.block.attrs.get("tiles", (((),), ()))[0][0]
     while True:
         tok = yield from ctx.recv(0)
         ctx.step()
         if tok is DONE:
             return
         if is_stop(tok):
+            continue
+        if tile:  # a tile's values, row-major: the result's innermost dense levels
+            values = np.zeros(tile, np.float32) if tok is EMPTY else tok
+            ctx.sink.extend(np.asarray(values, np.float32).ravel())
+            ctx.stats.val_writes += values.size
             continue
         ctx.sink.append(np.float32(0.0) if tok is EMPTY else np.float32(tok))
         ctx.stats.val_writes += 1

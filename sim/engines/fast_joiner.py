@@ -172,7 +172,8 @@ def _join(ctx, ins, union: bool):
             clock = np.maximum(clock, np.where(ctrl, 0, ref_arr[i][idx]))
         for r in refs[i]:
             rc = np.where(ctrl, code0, np.where(got, r.code[h], EMPTY_CODE)).astype(CODE_DTYPE)
-            rd = np.where(got, r.data[h], 0).astype(r.data.dtype)
+            keep = got.reshape((-1,) + (1,) * (r.data.ndim - 1))  # tiles: whole tiles kept
+            rd = np.where(keep, r.data[h], 0).astype(r.data.dtype)
             outs.append(Stream(rc, rd, (clock if union else end_idx) + lat))
     return finish(ctx, ins, outs, end, ctx.ii)  # at most one token per step on every output
 

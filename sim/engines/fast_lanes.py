@@ -161,7 +161,7 @@ def join(ctx, ins):
     pos_close = emitted_before_close + np.arange(F)
     total = int(emit.sum()) + F
     out_code = np.empty(total, dtype=CODE_DTYPE)
-    out_data = np.zeros(total, dtype=merged.data.dtype)
+    out_data = np.zeros((total,) + merged.data.shape[1:], dtype=merged.data.dtype)
     out_time = np.empty(total, dtype=np.int64)
     lat = ctx.latency
     # held-back stops

@@ -215,7 +215,7 @@ def repeat(ctx, ins):
         return None  # R while the input holds a stop or D
     hcode = src.code[heads]
     out_code = np.repeat(hcode, lengths)
-    out_data = np.repeat(src.data[heads], lengths)
+    out_data = np.repeat(src.data[heads], lengths, axis=0)  # tiles: whole tiles repeated
     # S: a bare stop S_k gives S(k+1); a data unit gives S(k+1) if it absorbed S_k, else S0
     h = heads[:-1]
     out_code[sidx] = np.where(hcode[:-1] >= 0, hcode[:-1] + 1, np.where(absorbed[h + 1], src.code[h + 1] + 1, 0))

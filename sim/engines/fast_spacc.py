@@ -24,6 +24,11 @@ CHUNK = 1 << 20
 """Tokens per slice when keying an order-1 accumulator's pairs (small temporaries, reused)."""
 
 
+def _tile_size(val: Stream) -> int:
+    """Elements per value: 1 for scalars, a tile's element count for tiles."""
+    return int(np.prod(val.data.shape[1:], dtype=np.int64))
+
+
 def _paired(crd: Stream, val: Stream) -> bool:
     """Whether the inner coordinates and the values share their control structure."""
     if not (ends_with_done(crd) and ends_with_done(val)) or len(crd) != len(val) or crd.data.dtype.kind != "i":
@@ -78,7 +83,7 @@ def _fold_pairs(crd: Stream, val: Stream, fidx: np.ndarray, skip: np.ndarray, wi
         pairs = key < nkeys
         keys, inverse = np.unique(key[pairs], return_inverse=True)
         return keys, fold_by_key(val.data[pairs], inverse, len(keys), np.add, 0.0)
-    sums = np.zeros(min(nkeys, per_batch * width) + 1, dtype=np.float32)
+    sums = np.zeros((min(nkeys, per_batch * width) + 1,) + val.data.shape[1:], dtype=np.float32)
     present = np.zeros(len(sums), dtype=bool)
     found_keys, found_sums = [], []
     for first in range(0, len(fidx) + 1, per_batch):
@@ -119,7 +124,7 @@ def spacc(ctx, ins):
     del entry
     keys, sums = _fold_pairs(crd, val, fidx, skip, width, nentries)
     kseg, kcrd = keys // width, keys % width
-    ctx.stats.ops += nentries
+    ctx.stats.ops += nentries * _tile_size(val)
     # output: per flush step, its keys then S(k-1); D at the end
     per_flush = np.bincount(kseg, minlength=nflush)[:nflush] if len(kseg) else np.zeros(nflush, np.int64)
     keep = kseg < nflush  # entries after the last flush are never emitted
@@ -133,7 +138,7 @@ def spacc(ctx, ins):
     out_time[-1] = stamps[-1] + shift
     pos = first[kseg] + (np.arange(len(kseg)) - (np.cumsum(per_flush) - per_flush)[kseg])
     out_crd = np.zeros(total, dtype=coordinate_dtype(width))
-    out_val = np.zeros(total, dtype=np.float32)
+    out_val = np.zeros((total,) + val.data.shape[1:], dtype=np.float32)
     out_crd[pos] = kcrd
     out_val[pos] = sums
     out_code[first + per_flush] = cc[fidx] - 1
@@ -225,7 +230,7 @@ def _flush_outputs(ctx, n, runs, flushes, inner, val, stamps):
     steps = steps[keep]
     flush_steps = np.array([f[0] for f in flushes], dtype=np.int64)
     flush_of = np.searchsorted(flush_steps, steps)  # the flush each pair is accumulated into
-    ctx.stats.ops += len(steps)
+    ctx.stats.ops += len(steps) * _tile_size(val)
     ids: dict[tuple, int] = {}
     run_key = np.array([ids.setdefault(r[2], len(ids)) for r in runs], dtype=np.int64)
     outer_keys = list(ids)

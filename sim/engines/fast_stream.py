@@ -93,6 +93,8 @@ class Stream:
     def tokens(self) -> list:
         """The tokens as the reference engine sends them (ints, ``numpy.float32``, controls)."""
         payload = list(self.data) if self.data.dtype == np.float32 else self.data.tolist()
+        if self.data.ndim > 1:  # tiles: one array per token (copies: tokens outlive the stream)
+            payload = [t.copy() for t in self.data]
         return [payload[i] if c == DATA else (_TOKEN_OF[c] if c < 0 else Stop(c))
                 for i, c in enumerate(self.code.tolist())]
 
@@ -132,6 +134,11 @@ def concat(streams: list[Stream]) -> Stream:
         return streams[0]
     typed = [s.data.dtype for s in streams if np.any(s.code == DATA)] or [streams[0].data.dtype]
     dtype = np.float32 if any(t.kind == "f" for t in typed) else np.result_type(*typed)
+    tile = next((s.data.shape[1:] for s in streams if s.data.ndim > 1), ())
+    if tile:  # pieces of control tokens only may hold scalar placeholders
+        streams = [s if s.data.shape[1:] == tile else
+                   Stream(s.code, np.zeros((len(s),) + tile, np.float32), s.time, s.monotone, s.gap)
+                   for s in streams]
     time = np.concatenate([s.time for s in streams])
     monotone = all(s.monotone for s in streams)
     gap = 0
@@ -159,7 +166,7 @@ def with_done(s: Stream, stamp: int | None = None) -> Stream:
     monotone = s.monotone and (not n or last >= int(time[n - 1]))
     if s.rows is not None and s._data is None and n == len(s.rows[0]) * (s.rows[1] + 1):
         return Stream(code, None, time, monotone, 0, rows=s.rows)
-    data = np.zeros(n + 1, dtype=s.data.dtype)
+    data = np.zeros((n + 1,) + s.data.shape[1:], dtype=s.data.dtype)
     data[:n] = s.data
     return Stream(code, data, time, monotone, 0)
 
@@ -208,6 +215,16 @@ def from_pairs(pairs: list[tuple]) -> Stream:
     time = time.astype(TIME_DTYPE)
     payload = []
     is_float = False
+    tile = next((np.shape(t) for t, _ in pairs if isinstance(t, np.ndarray)), ())
+    if tile:  # a stream of tiles: (n, *tile) float32, zeros under controls
+        data = np.zeros((n,) + tile, np.float32)
+        for i, (tok, _) in enumerate(pairs):
+            if isinstance(tok, Control):
+                code[i] = tok.level if type(tok) is Stop else _CODE_OF[tok]
+            else:
+                code[i] = DATA
+                data[i] = tok
+        return Stream(code, data, time)
     for i, (tok, _) in enumerate(pairs):
         if isinstance(tok, Control):
             code[i] = tok.level if type(tok) is Stop else _CODE_OF[tok]
@@ -399,6 +416,11 @@ def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray | None
         s.monotone = True  # stamped from step clocks, which never decrease
         s.gap = gap
     return outs
+
+
+def payload_zeros(n: int, like: np.ndarray) -> np.ndarray:
+    """``n`` zero payloads of ``like``'s kind: scalars, or tiles of its tile shape."""
+    return np.zeros((n,) + like.shape[1:], dtype=like.dtype)
 
 
 def copy_of(s: Stream, keep: np.ndarray, time: np.ndarray, shift: int = 0) -> Stream:

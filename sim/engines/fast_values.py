@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from fuseflow.dialects.tiles import TileSpec
+from fuseflow.sim.blocks import tiles
 from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNARY
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
@@ -122,6 +124,12 @@ def array(ctx, ins):
     stamps, shift = stamped
     vals = ctx.tensor().vals
     code = s.code
+    if "tiles" in ctx.block.attrs:
+        out, code = _tile_loads(ctx, s, vals)
+        if out is None:
+            return None
+        return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps,
+                      shift=shift)
     out = _row_values(vals, *s.rows[:2]) if s.rows is not None else None
     if out is not None:  # no N among a dense scan's references
         ctx.stats.val_reads += len(s.rows[0]) * s.rows[1]
@@ -143,6 +151,27 @@ def array(ctx, ins):
         code = np.where(empty, DATA, code).astype(CODE_DTYPE)
     ctx.stats.val_reads += loads
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps, shift=shift)
+
+
+def _tile_loads(ctx, s: Stream, vals: np.ndarray):
+    """Tiles under the references of ``s`` (``attrs['tiles']``: the tile shape), zeros for
+    ``N`` and controls, and the output codes (``N`` becomes data); None if a reference is out
+    of range."""
+    tile = tuple(ctx.block.attrs["tiles"][1][0])
+    size = int(np.prod(tile, dtype=np.int64))
+    table = vals[:len(vals) // size * size].reshape((-1,) + tile)
+    data = s.code == DATA
+    refs = np.where(data, s.data, 0)
+    loads = int(np.count_nonzero(data))
+    if loads and (refs.min() < 0 or refs.max() >= len(table)):
+        return None, None
+    out = table[refs] if len(table) else np.zeros((len(s),) + tile, f32)
+    out[~data] = 0.0
+    ctx.stats.val_reads += loads * size
+    code = s.code
+    if np.count_nonzero(code == EMPTY_CODE):
+        code = np.where(code == EMPTY_CODE, DATA, code).astype(CODE_DTYPE)
+    return out, code
 
 
 def _same_structure(a: np.ndarray, b: np.ndarray) -> bool:
@@ -193,12 +222,38 @@ def alu(ctx, ins):
     if arity == 2 and (len(ins[1]) != len(a) or not _same_structure(a.code, ins[1].code)):
         return None
     empty = [int(np.count_nonzero(s.code == EMPTY_CODE)) for s in ins]
+    if "tiles" in attrs:
+        return _tile_alu(ctx, ins, fn, empty)
     # operands for every token: the payload of data, 0.0 for N (others: unused)
     operands = [s.data if s.data.dtype == f32 and not n else np.where(s.code == DATA, s.data, 0).astype(f32)
                 for s, n in zip(ins, empty)]
     stamps, shift = follow_stamps(ctx, *ins)
     out = _elementwise(fn, a.code, *operands)
     ctx.stats.ops += int(np.count_nonzero(a.code == DATA)) + empty[0]
+    code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
+    return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
+                  stamps=stamps, shift=shift)
+
+
+def _tile_alu(ctx, ins, fn, empty):
+    """The ALU on tiles: :func:`fuseflow.sim.blocks.tiles.combine` over every token at once
+    (the reference engine calls it one tile at a time: the same float32 operations)."""
+    tin, tout = ctx.block.attrs["tiles"]
+    spec = ctx.block.attrs.get("tile")
+    spec = TileSpec.parse(spec, len(ins)) if spec else None
+    a = ins[0]
+    operands = []
+    for s, t in zip(ins, tin):
+        if s.data.shape[1:] != tuple(t):
+            return None
+        # N (and controls) as tiles of zeros
+        operands.append(np.where((s.code == DATA).reshape((-1,) + (1,) * len(t)), s.data, f32(0.0)))
+    stamps, shift = follow_stamps(ctx, *ins)
+    out = tiles.combine(fn, spec, operands)
+    control = ~((a.code == DATA) | (a.code == EMPTY_CODE))
+    out[control] = 0.0
+    steps = int(np.count_nonzero(a.code == DATA)) + empty[0]
+    ctx.stats.ops += steps * tiles.product_ops(spec, tin, tout[0])
     code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
                   stamps=stamps, shift=shift)
@@ -213,7 +268,7 @@ def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init, a
     result is the reference accumulator's sequential one (no pairwise summation).
     """
     if acc is None:
-        acc = np.full(nkeys, init, dtype=f32)
+        acc = np.full((nkeys,) + values.shape[1:], init, dtype=f32)
     with np.errstate(all="ignore"):
         ufunc.at(acc, keys, values.astype(f32, copy=False))
     return acc
@@ -234,18 +289,27 @@ def reduce(ctx, ins):
     # values of fiber g are the data tokens between stop g-1 and stop g
     data_idx = np.flatnonzero(code == DATA)
     vals = s.data[stepping[data_idx]].astype(f32)
+    tiled = "tiles" in ctx.block.attrs
+    if tiled:  # tiles reduced over their own axes first, as the reference does one by one
+        tout = tuple(ctx.block.attrs["tiles"][1][0])
+        spec = ctx.block.attrs.get("tile")
+        if spec:
+            vals = tiles.reduce_axes(kind, TileSpec.parse(spec, 1), vals.reshape((-1,) + tuple(
+                ctx.block.attrs["tiles"][0][0])))
+        if vals.shape[1:] != tout:
+            return None
     nstops = int(np.count_nonzero(stop))
     fiber_of_data = np.cumsum(stop)[data_idx]  # values after the last stop fold into fiber nstops
     ufunc, init = (np.maximum, -np.inf) if kind == "max" else (np.add, 0.0)
     folded = fold_by_key(vals, fiber_of_data, nstops + 1, ufunc, init)[:nstops]
     seen = np.bincount(fiber_of_data, minlength=nstops + 1)[:nstops] > 0
-    results = np.where(seen, folded, f32(0.0)).astype(f32)
+    results = np.where(seen.reshape((-1,) + (1,) * (folded.ndim - 1)), folded, f32(0.0)).astype(f32)
     # each stop S_k emits its fiber's value, then S(k-1) when k > 0; D emits D
     emits = np.where(stop, 1 + (code > 0), np.where(code == DONE_CODE, 1, 0))
     first = np.cumsum(emits) - emits
     total = int(emits.sum())
     out_code = np.empty(total, dtype=CODE_DTYPE)
-    out_data = np.zeros(total, dtype=f32)
+    out_data = np.zeros((total,) + results.shape[1:], dtype=f32)
     out_time = np.repeat(stamps, emits)
     sidx = np.flatnonzero(stop)
     out_code[first[sidx]] = DATA
@@ -253,5 +317,6 @@ def reduce(ctx, ins):
     higher = sidx[code[sidx] > 0]
     out_code[first[higher] + 1] = code[higher] - 1
     out_code[first[code == DONE_CODE]] = DONE_CODE
-    ctx.stats.ops += len(vals)
+    ctx.stats.ops += len(vals) * (int(np.prod(ctx.block.attrs["tiles"][0][0], dtype=np.int64))
+                                  if tiled else 1)
     return finish(ctx, ins, [Stream(out_code, out_data, out_time)], None, stamps=stamps)

@@ -54,7 +54,9 @@ def value_write(ctx, ins):
     kept = (code == DATA) | (code == EMPTY_CODE)
     if np.any((code < 0) & ~kept & (np.arange(len(code)) < len(code) - 1)):
         return None
-    vals = np.where(code[kept] == DATA, s.data[kept], 0).astype(np.float32)
+    data = s.data[kept]
+    mask = (code[kept] == DATA).reshape((-1,) + (1,) * (data.ndim - 1))
+    vals = np.where(mask, data, 0).astype(np.float32).reshape(-1)  # tiles: row-major values
     ctx.sink = vals
     ctx.stats.val_writes += len(vals)
     return finish(ctx, ins, [], None, stamps=stamped[0], shift=stamped[1])
@@ -67,12 +69,15 @@ def _parse_levels(fmt: TensorFormat, levels: dict, values: np.ndarray):
     bare parent stop owns the next child fiber (its data, then a stop); a bare stop's fiber
     is empty.
     """
+    written = next((lvl for lvl in range(len(fmt.levels)) if lvl not in levels), len(fmt.levels))
     if any(spec.format not in ("dense", "compressed") for spec in fmt.levels) or \
-            any(not isinstance(levels.get(lvl), Stream) for lvl in range(len(fmt.levels))):
+            any(not isinstance(levels.get(lvl), Stream) for lvl in range(written)) or \
+            any(lvl in levels or fmt.levels[lvl].format != "dense"
+                for lvl in range(written, len(fmt.levels))) or not written:
         return None
     parent = np.array([DATA], dtype=np.int8)
     paths = np.zeros((1, 0), dtype=np.int64)
-    for lvl in range(len(fmt.levels)):
+    for lvl in range(written):
         child = levels[lvl]
         pstop = parent >= 0
         bare = pstop & np.concatenate([[True], pstop[:-1]])
@@ -86,6 +91,11 @@ def _parse_levels(fmt: TensorFormat, levels: dict, values: np.ndarray):
         rows = (np.cumsum(owner_is_data) - 1)[fiber]
         paths = np.column_stack([paths[rows], child.data[~cstop]])
         parent = child.code
+    # dense levels below the written ones (a tile's): every coordinate, row-major
+    sizes = [fmt.levels[lvl].size(fmt.shape) for lvl in range(written, len(fmt.levels))]
+    if sizes:
+        grid = np.indices(sizes).reshape(len(sizes), -1).T
+        paths = np.column_stack([np.repeat(paths, len(grid), axis=0), np.tile(grid, (len(paths), 1))])
     return paths if len(paths) == len(values) else None
 
 

@@ -52,7 +52,7 @@ class BlockContext:
                  tensors: list[FiberTree], outputs: list[TensorFormat]):
         self.block = block
         self._ins, self._outs = ins, outs
-        cost = arch.cost(block.kind)
+        cost = arch.block_cost(block.kind, block.attrs)
         self.latency, self.ii = cost.latency, cost.initiation_interval
         self.clock = 0
         self._tensors, self._outputs = tensors, outputs

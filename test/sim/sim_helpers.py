@@ -32,6 +32,8 @@ def token_key(tok):
     """A comparable form of a token that tells float bit patterns apart (-0.0, NaN payloads)."""
     import numpy as np
 
+    if isinstance(tok, np.ndarray) and tok.ndim:
+        return ("t", tok.shape, tok.astype(np.float32).tobytes())
     if isinstance(tok, (float, np.floating)):
         return ("f", np.float32(tok).tobytes())
     return format_stream([tok])
