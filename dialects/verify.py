@@ -203,8 +203,12 @@ class _Checker:
             values = graph.value_writes[index]
             if values != 1:
                 self.error(op, f"result #{index} needs exactly one 'sam.value_write', has {values}")
+            # a value writer of tiles writes the innermost levels too, one per tile axis
+            tiled = levels - graph.value_tile_levels.get(index, 0)
             for level in range(levels):
                 writes = graph.level_writes[(index, level)]
+                if level >= tiled and writes == 0:
+                    continue
                 if writes != 1:
                     self.error(op, f"level {level} of result #{index} needs exactly one "
                                    f"'sam.level_write', has {writes}")
@@ -288,6 +292,7 @@ class _Graph:
                     self.values.update(child.results)
         self.value_writes: Counter = Counter()
         self.level_writes: Counter = Counter()
+        self.value_tile_levels: dict[int, int] = {}   # result -> levels its value tiles fill
 
 
 def _check_scan(checker: _Checker, op, graph: _Graph) -> None:
@@ -406,6 +411,9 @@ def _check_writer(checker: _Checker, op, graph: _Graph) -> None:
         return
     if op.name == "sam.value_write":
         graph.value_writes[result] += 1
+        tile = val_tile(op.operands[0].type) if len(op.operands) else None
+        if tile:
+            graph.value_tile_levels[result] = len(tile)
         return
     level = _int_attr(op, "level")
     levels = num_levels(results[result].type)

@@ -117,8 +117,8 @@ def lower_module(module, plans: dict[str, KernelPlan] | None = None) -> dict[str
                                     f"{SchedulePass.ARGUMENT} before {LowerToSamPass.ARGUMENT}",
                                     op.location)
             plan = plans.get(name)
-            if plan is None or plan.order != schedule.order:
-                plan = plan_kernel(KernelAnalysis.of(op), schedule.order)
+            if plan is None or plan.order != schedule.order or plan.block != schedule.block:
+                plan = plan_kernel(KernelAnalysis.of(op), schedule.order, schedule.block)
             emit_kernel(op, plan, schedule)
             used[name] = plan
         except (LoweringError, ScheduleError) as err:

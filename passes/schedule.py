@@ -201,7 +201,7 @@ def schedule_errors(analysis: KernelAnalysis, schedule: KernelSchedule,
     not have or factors below 1, non-positive block sizes, formats that are not the results'."""
     errors = []
     try:
-        plan_kernel(analysis, schedule.order)
+        plan_kernel(analysis, schedule.order, schedule.block)
     except LoweringError as err:
         errors.append(err.message)
     variables = analysis.variables

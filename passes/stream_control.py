@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from fuseflow import mlir
 from fuseflow.dialects.ir import op_of
 from fuseflow.dialects.types import UnsupportedTypeError, storage_levels
+from fuseflow.dialects.tiles import val_tile
 from fuseflow.dialects.verify import Diagnostic
 
 TAG = "stream control:"
@@ -496,6 +497,7 @@ def _value_write(c: _Checker, op) -> None:
     levels = _result_levels(c, result)
     if s is None or levels is None:
         return
+    levels -= len(val_tile(list(op.operands)[0].type) or ())  # tiles fill the innermost levels
     if s.depth != levels:
         raise _Error(f"result #{result} has {levels} storage levels; its values: "
                      f"{s.describe()}")

@@ -31,7 +31,7 @@ Two blocked levels that split one dimension with different block sizes are an er
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from fuseflow import mlir
 from fuseflow.dialects.types import storage_levels
@@ -89,6 +89,12 @@ class Blocking:
     expr: KernelExpr
     views: dict[int, View]                       # uid -> the view its use reads
     results: dict[int, ResultView]               # root index -> its host-side view
+    splits: dict[str, Split] = field(default_factory=dict)  # split variable -> its split
+
+    @property
+    def offsets(self) -> tuple[str, ...]:
+        """The in-block offset variables."""
+        return tuple(sp.offset for sp in self.splits.values())
 
 
 def blocked_variants(expr: KernelExpr, input_types: list, loc) -> list[Blocking]:
@@ -119,7 +125,7 @@ def blocked_variants(expr: KernelExpr, input_types: list, loc) -> list[Blocking]
                  for r, (out_vars, graph_type, _) in zip(expr.roots, choice)]
         split = _rebuild(KernelExpr(roots, list(expr.uses), sizes, expr.loc), uses, splits)
         results = {r.index: view for r, (_, _, view) in zip(expr.roots, choice) if view}
-        variants.append(Blocking(split, views, results))
+        variants.append(Blocking(split, views, results, splits))
     return variants
 
 
@@ -311,3 +317,114 @@ def choose_layout(variants: list[Blocking], order: tuple[str, ...] = ()) -> Bloc
         if best_cost is None or cost < best_cost:
             best, best_cost = variant, cost
     return best
+
+
+# Values as tiles ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Tiles:
+    """A kernel lowered with tiles as values: the in-block offset variables are not iterated;
+    each value is a tile over the offsets its node depends on (``axes``, in the order of the
+    full dataflow order's offset suffix)."""
+
+    axes: tuple[str, ...]
+    """Every offset variable, in tile-axis order."""
+    sizes: dict[str, int]
+    """The offsets' extents (the block sizes)."""
+    uses: dict[int, tuple[str, ...]]
+    """uid -> the tile axes of its loaded values (the use's innermost levels)."""
+    reduced: dict[int, tuple[str, ...]]
+    """rid -> the tile axes the reduction sums (maxes) inside each tile."""
+    roots: dict[int, tuple[str, ...]]
+    """result index -> the tile axes of its values (its innermost levels)."""
+
+    def shape(self, axes) -> tuple[int, ...]:
+        return tuple(self.sizes[a] for a in axes)
+
+    def sort(self, axes) -> tuple[str, ...]:
+        """``axes`` in tile-axis order."""
+        return tuple(a for a in self.axes if a in axes)
+
+
+def tile_order(blocking: Blocking, order: tuple[str, ...]) -> tuple[str, ...]:
+    """The full dataflow order of a tile lowering from any order of the kernel: its block
+    variables in that order, then the offsets ordered as the sparse (non-dense) uses store
+    them (by variable rank where nothing constrains)."""
+    offsets = set(blocking.offsets)
+    prefix = tuple(v for v in order if v not in offsets)
+    after: dict[str, set[str]] = {o: set() for o in offsets}
+    for u in blocking.expr.uses:
+        if u.dense:
+            continue
+        mine = [v for v in u.vars if v in offsets]
+        for a, b in zip(mine, mine[1:]):
+            after[b].add(a)
+    suffix: list[str] = []
+    while len(suffix) < len(offsets):
+        ready = sorted((o for o in offsets if o not in suffix and after[o] <= set(suffix)),
+                       key=_var_rank)
+        if not ready:
+            raise LoweringError(blocking.expr.loc, "the blocked operands store their in-block "
+                                                   "offsets in conflicting orders; values "
+                                                   "cannot be tiles")
+        suffix.append(ready[0])
+    return prefix + tuple(suffix)
+
+
+def to_tiles(expr: KernelExpr, offsets: tuple[str, ...], input_types: list, loc):
+    """``expr`` (over the split variables, uses bound to the graph's operands) without its
+    offset variables, and the :class:`Tiles` its values take; a LoweringError where a tile
+    is not the innermost dense levels of a use or result."""
+    sizes = {o: expr.sizes[o] for o in offsets}
+    uses, tile_uses = {}, {}
+    for u in expr.uses:
+        axes = _trailing(u.vars, offsets, f"operand #{u.operand}", loc)
+        _, levels = storage_levels(input_types[u.operand])
+        k = len(axes)
+        if k and (tuple(u.levels[-k:]) != tuple(range(len(levels) - k, len(levels)))
+                  or any(levels[i].format != "dense" for i in u.levels[-k:])):
+            raise LoweringError(loc, f"operand #{u.operand} ('{input_types[u.operand]}') holds "
+                                     "its in-block offsets in levels that are not its innermost "
+                                     "dense levels; values cannot be tiles")
+        uses[u.uid] = replace(u, vars=u.vars[:len(u.vars) - k], levels=u.levels[:len(u.levels) - k])
+        tile_uses[u.uid] = axes
+    reduced: dict[int, tuple[str, ...]] = {}
+    memo: dict[int, object] = {}
+
+    def rebuild(node):
+        if isinstance(node, Use):
+            return uses[node.uid]
+        if id(node) in memo:
+            return memo[id(node)]
+        if isinstance(node, Op):
+            new = replace(node, args=tuple(rebuild(a) for a in node.args))
+        elif isinstance(node, Reduce):
+            kept = tuple(v for v in node.vars if v not in offsets)
+            if not kept:
+                raise LoweringError(node.loc or loc, "a reduction over in-block offsets alone "
+                                                     "cannot run on tiles")
+            new = replace(node, vars=kept, body=rebuild(node.body),
+                          free=tuple(v for v in node.free if v not in offsets))
+            reduced[new.rid] = tuple(v for v in node.vars if v in offsets)
+        else:
+            return node
+        memo[id(node)] = new
+        return new
+
+    roots, tile_roots = [], {}
+    for r in expr.roots:
+        axes = _trailing(r.out_vars, offsets, f"result #{r.index}", loc)
+        roots.append(replace(r, expr=rebuild(r.expr), out_vars=r.out_vars[:len(r.out_vars) - len(axes)]))
+        tile_roots[r.index] = axes
+    stripped = KernelExpr(roots, [uses[u.uid] for u in expr.uses],
+                          {v: n for v, n in expr.sizes.items() if v not in offsets}, expr.loc)
+    return stripped, Tiles(tuple(offsets), sizes, tile_uses, reduced, tile_roots)
+
+
+def _trailing(variables, offsets, what: str, loc) -> tuple[str, ...]:
+    """The offsets among ``variables``, which must be their last ones."""
+    axes = tuple(v for v in variables if v in offsets)
+    if axes and tuple(variables[len(variables) - len(axes):]) != axes:
+        raise LoweringError(loc, f"{what} has levels over in-block offsets ({', '.join(axes)}) "
+                                 "above other levels; values cannot be tiles")
+    return axes

@@ -19,10 +19,26 @@ import numpy as np
 
 from fuseflow import mlir
 from fuseflow.dialects.naming import stable_names
+from fuseflow.dialects.tiles import val_type_text
 
 STREAM_TYPES = {"ref": "!sam.ref", "crd": "!sam.crd", "repsig": "!sam.repsig",
                 "val": "!sam.val<f32, array<i64>>"}
-"""Stream kind -> its ``sam`` type."""
+"""Stream kind -> its ``sam`` type; a stream of tiles has kind ``val:4x4`` (:func:`tile_kind`)."""
+
+
+def tile_kind(tile: tuple[int, ...]) -> str:
+    """The stream kind of values that are tiles of shape ``tile`` (``val`` for scalars)."""
+    return "val:" + "x".join(map(str, tile)) if tile else "val"
+
+
+def kind_tile(kind: str) -> tuple[int, ...]:
+    """The tile shape of a value stream kind (``()`` for scalars)."""
+    return tuple(int(x) for x in kind[4:].split("x")) if kind.startswith("val:") else ()
+
+
+def stream_type_text(kind: str) -> str:
+    """The ``sam`` type of a stream kind."""
+    return val_type_text(kind_tile(kind)) if kind.startswith("val") else STREAM_TYPES[kind]
 
 
 @dataclass(frozen=True)
@@ -138,28 +154,40 @@ class PlanBuilder:
         if vals:
             attrs["val_groups"] = tuple(len(g[2]) for g in groups)
         results = self._op(f"sam.{kind}", crds + refs + vals,
-                           ["crd"] + ["ref"] * len(refs) + ["val"] * len(vals), attrs)
+                           ["crd"] + ["ref"] * len(refs) + [v.kind for v in vals], attrs)
         return results[0], list(results[1:1 + len(refs)]), list(results[1 + len(refs):])
 
-    def array(self, ref, tensor: int):
-        return self._op("sam.array", [ref, TensorArg(tensor)], ["val"])[0]
+    def array(self, ref, tensor: int, tile: tuple[int, ...] = ()):
+        """Value loads; tiles of shape ``tile`` (the tensor's innermost dense levels) if given."""
+        return self._op("sam.array", [ref, TensorArg(tensor)], [tile_kind(tile)])[0]
 
-    def alu(self, kind: str, lhs, rhs=None, scalar: float | None = None):
+    def alu(self, kind: str, lhs, rhs=None, scalar: float | None = None,
+            tile: tuple[str, tuple[int, ...]] | None = None):
+        """An ALU; on tiles of other shapes than its operands' ``tile`` is (axes, result
+        tile shape), e.g. ``("ik,kj->ij", (4, 4))``."""
         attrs: dict = {"op": kind}
         if scalar is not None:
             attrs["scalar"] = float(np.float32(scalar))     # the f32 attribute's value
+        out = lhs.kind
+        if tile is not None:
+            attrs["tile"], out = tile[0], tile_kind(tile[1])
         operands = [lhs] if rhs is None else [lhs, rhs]
-        return self._op("sam.alu", operands, ["val"], attrs)[0]
+        return self._op("sam.alu", operands, [out], attrs)[0]
 
-    def reduce(self, kind: str, val, outer=None):
+    def reduce(self, kind: str, val, outer=None, tile: tuple[str, tuple[int, ...]] | None = None):
         """Reducer of ``val``'s innermost fibers; ``outer``, the coordinates of the level
-        above, when that level's fibers can be empty (see ``sim/blocks/reduce.py``)."""
+        above, when that level's fibers can be empty (see ``sim/blocks/reduce.py``); ``tile``
+        (axes, result tile shape) when each tile is first reduced over some of its axes."""
         operands = [val] if outer is None else [val, outer]
-        return self._op("sam.reduce", operands, ["val"], {"kind": kind})[0]
+        attrs: dict = {"kind": kind}
+        out = val.kind
+        if tile is not None:
+            attrs["tile"], out = tile[0], tile_kind(tile[1])
+        return self._op("sam.reduce", operands, [out], attrs)[0]
 
     def spacc(self, crds: list, val):
         """Sparse accumulator over the variable above ``crds`` (outer to inner)."""
-        results = self._op("sam.spacc", list(crds) + [val], ["crd"] * len(crds) + ["val"],
+        results = self._op("sam.spacc", list(crds) + [val], ["crd"] * len(crds) + [val.kind],
                            {"order": len(crds)})
         return list(results[:-1]), results[-1]
 
@@ -194,7 +222,8 @@ def emit_ops(ops: list[PlannedOp], tensors: list, loc, indices: bool = False) ->
     :class:`TensorArg` operands; each op located ``NameLoc(stable name, origin or loc)``.
     ``indices``: scanners carry their index variable (:data:`INDEX_ATTR`), which
     ``sam-parallelize`` reads. Returns the created operations."""
-    types = {kind: mlir.Type.parse(text) for kind, text in STREAM_TYPES.items()}
+    types = {kind: mlir.Type.parse(stream_type_text(kind))
+             for kind in {k for op in ops for k in op.results}}
     values: list[list] = []
     created = []
     for op, name in zip(ops, stable_names(o.name for o in ops)):

@@ -19,6 +19,7 @@ streams whose fibers are never empty. The ops are recorded with a
 
 from __future__ import annotations
 
+from fuseflow.passes.lowering.blocking import Tiles
 from fuseflow.passes.lowering.builder import PlanBuilder
 from fuseflow.passes.lowering.einsum import KernelExpr
 from fuseflow.passes.lowering.scopes import Scope, Scopes, Virtual
@@ -29,8 +30,11 @@ from fuseflow.passes.lowering.streams import Streams
 class KernelLowering:
     """Plans the streams of one kernel's fused index notation under ``order``."""
 
-    def __init__(self, kernel: KernelExpr, order: tuple[str, ...], builder: PlanBuilder):
+    def __init__(self, kernel: KernelExpr, order: tuple[str, ...], builder: PlanBuilder,
+                 tiles: Tiles | None = None):
         self.k = kernel
+        self.tiles = tiles
+        """Values as tiles (:class:`~.blocking.Tiles`), or None for scalar values."""
         self.order = tuple(order)
         self.pos = {v: i for i, v in enumerate(self.order)}
         self.b = builder

@@ -29,7 +29,9 @@ from fuseflow import mlir
 from fuseflow.dialects.ir import op_key
 from fuseflow.dialects.types import storage_levels
 from fuseflow.passes.ir_utils import is_trivial_producer, op_of
-from fuseflow.passes.lowering.blocking import Blocking, ResultView, blocked_variants, choose_layout
+from fuseflow.passes.lowering.blocking import (
+    Blocking, ResultView, blocked_variants, choose_layout, tile_order, to_tiles,
+)
 from fuseflow.passes.lowering.builder import PlanBuilder, PlannedOp
 from fuseflow.passes.lowering.copies import unify_copies
 from fuseflow.passes.lowering.einsum import KernelExpr, LoweringError, extract_kernel, is_row_major
@@ -78,6 +80,8 @@ class KernelPlan:
     result_views: dict[int, ResultView]
     """Results written over split dimensions: turned back into the kernel's types after it."""
     ops: tuple[PlannedOp, ...]
+    block: tuple[int, ...] = ()
+    """The schedule's block: non-empty when values are tiles (:mod:`.blocking`)."""
 
     @property
     def size(self) -> int:
@@ -207,15 +211,18 @@ class KernelAnalysis:
         return not any(isinstance(self.attempt(o), KernelPlan)
                        for o in itertools.islice(strict, ORDER_ATTEMPTS))
 
-    def attempt(self, order: tuple[str, ...]) -> KernelPlan | LoweringError:
-        """The plan of ``order``, or the LoweringError saying why it has none (cached)."""
-        order = tuple(order)
-        if order not in self._attempts:
+    def attempt(self, order: tuple[str, ...], block: tuple[int, ...] = ()
+                ) -> KernelPlan | LoweringError:
+        """The plan of ``order`` (values as tiles with a non-empty ``block``), or the
+        LoweringError saying why it has none (cached)."""
+        key = tuple(order) if not block else (tuple(order), tuple(block))
+        if key not in self._attempts:
             try:
-                self._attempts[order] = _plan(self, order)
+                self._attempts[key] = _plan(self, tuple(order)) if not block else \
+                    _plan_tiles(self, tuple(order), tuple(block))
             except LoweringError as err:
-                self._attempts[order] = err
-        return self._attempts[order]
+                self._attempts[key] = err
+        return self._attempts[key]
 
 
 def legal_orders(analysis: KernelAnalysis, limit: int | None = None,
@@ -239,10 +246,16 @@ def legal_orders_text(analysis: KernelAnalysis) -> str:
     return "legal orders: " + "; ".join(",".join(o) for o in orders) if orders else ""
 
 
-def plan_kernel(analysis: KernelAnalysis, order) -> KernelPlan:
+def plan_kernel(analysis: KernelAnalysis, order, block: tuple[int, ...] = ()) -> KernelPlan:
     """The plan of the kernel under ``order``; a LoweringError located at the kernel, listing
-    the legal orders, if the kernel cannot be lowered in that order."""
+    the legal orders, if the kernel cannot be lowered in that order. A non-empty ``block``
+    (the schedule's) lowers it with tiles as values (:func:`_plan_tiles`)."""
     order = tuple(order)
+    if block:
+        plan = analysis.attempt(order, tuple(block))
+        if isinstance(plan, LoweringError):
+            raise plan
+        return plan
     why = violation(analysis.blocking_for(order).expr, order)
     if why is not None and not analysis.converts(order):
         legal = legal_orders_text(analysis) or "no legal order found"
@@ -290,6 +303,43 @@ def _plan(analysis: KernelAnalysis, order: tuple[str, ...]) -> KernelPlan:
     return KernelPlan(analysis.name, order, str(expr), tuple(inputs),
                       tuple(views + conversions + transposes), result_types, result_views,
                       tuple(builder.ops))
+
+
+def _plan_tiles(analysis: KernelAnalysis, order: tuple[str, ...], block: tuple[int, ...]
+                ) -> KernelPlan:
+    """The plan with values as tiles: the blocked (BSR) dimensions' in-block offsets are not
+    iterated but carried inside the values (``docs/lowering.md``, values as tiles). ``order``
+    gives the order of the other variables; the offsets follow them."""
+    splits = analysis.best.splits
+    if not splits:
+        raise LoweringError(analysis.loc, f"block ({', '.join(map(str, block))}) asks for tiles "
+                                          "as values, but no operand or result of the kernel "
+                                          "has blocked (BSR) levels to take them from")
+    sizes = sorted({sp.block for sp in splits.values()})
+    if not set(sizes) <= set(block):
+        raise LoweringError(analysis.loc, f"block ({', '.join(map(str, block))}) does not match "
+                                          "the blocks of the kernel's blocked levels "
+                                          f"({', '.join(map(str, sizes))})")
+    full = tile_order(analysis.blocking_for(order), order)
+    why = violation(analysis.blocking_for(full).expr, full)
+    if why is not None:
+        raise LoweringError(analysis.loc, f"{why} (values as tiles: order {', '.join(full)})")
+    blocking = analysis.blocking_for(full)
+    inputs = list(range(len(analysis.input_types)))
+    expr, inputs, views = _bind_blocked_views(blocking, inputs)
+    expr, inputs, transposes = _bind_dense_permutations(expr, full, inputs, analysis)
+    result_views = dict(blocking.results)
+    expr = _bind_result_permutations(expr, full, result_views, analysis)
+    types = [_type_of(i, analysis) for i in inputs]
+    stripped, tiles = to_tiles(expr, tuple(v for v in full if v in blocking.offsets), types,
+                               analysis.loc)
+    builder = PlanBuilder(types, analysis.loc)
+    KernelLowering(stripped, tuple(v for v in full if v not in blocking.offsets), builder,
+                   tiles).run()
+    result_types = tuple(result_views[i].graph_type if i in result_views else t
+                         for i, t in enumerate(analysis.result_types))
+    return KernelPlan(analysis.name, order, str(expr), tuple(inputs), tuple(views + transposes),
+                      result_types, result_views, tuple(builder.ops), tuple(block))
 
 
 def _type_of(graph_input, analysis: KernelAnalysis):

@@ -28,6 +28,42 @@ class Streams:
 
     def __init__(self, lowering: KernelLowering):
         self.lw = lowering
+        self.contract: dict[int, tuple[str, ...]] = {}
+        """Values as tiles: id of a ``mul`` that is a sum's body -> the tile axes it sums (a
+        tile product)."""
+        tiles = lowering.tiles
+        if tiles is not None:
+            for r in lowering.k.reduces():
+                axes = tiles.reduced.get(r.rid, ())
+                body = r.body
+                if axes and r.kind == "sum" and getattr(body, "kind", None) == "mul" and \
+                        len(body.args) == 2 and not any(isinstance(a, Const) for a in body.args):
+                    self.contract[id(body)] = axes
+
+    def axes(self, expr) -> tuple[str, ...]:
+        """Values as tiles: the tile axes of ``expr``'s values (``()`` for scalars)."""
+        tiles = self.lw.tiles
+        if tiles is None or isinstance(expr, Const):
+            return ()
+        if isinstance(expr, Use):
+            return tiles.uses[expr.uid]
+        if isinstance(expr, Reduce):
+            gone = tiles.reduced.get(expr.rid, ())
+            return tuple(a for a in self.axes(expr.body) if a not in gone)
+        found = set().union(*(self.axes(a) for a in expr.args))
+        return tiles.sort(found - set(self.contract.get(id(expr), ())))
+
+    def _tile_args(self, expr, operands) -> dict:
+        """The ``tile`` argument of the ALU computing ``expr`` from ``operands`` (expressions),
+        when their tiles differ from the result's (broadcast or tile product)."""
+        out = self.axes(expr)
+        ins = [self.axes(a) for a in operands]
+        if all(a == out for a in ins):
+            return {}
+        letters = {a: chr(ord("a") + i) for i, a in enumerate(self.lw.tiles.axes)}
+        spec = ",".join("".join(letters[a] for a in axes) for axes in ins) + "->" + \
+            "".join(letters[a] for a in out)
+        return {"tile": (spec, self.lw.tiles.shape(out))}
 
     def build(self, space, scope: Scope, var: str):
         """(crd, {stream key: stream}) for a planned space; keys ('u', uid) or ('v', rid)."""
@@ -125,7 +161,8 @@ class Streams:
         lw, b = self.lw, self.lw.b
         if isinstance(expr, Use):
             with b.at(expr.loc):
-                return b.array(lw.ref[expr.uid], expr.operand)
+                tile = lw.tiles.shape(self.axes(expr)) if lw.tiles is not None else ()
+                return b.array(lw.ref[expr.uid], expr.operand, tile)
         if isinstance(expr, Reduce):
             return lw.virtual[expr.rid].val
         if isinstance(expr, Const) or all(isinstance(a, Const) for a in expr.args):
@@ -137,7 +174,8 @@ class Streams:
                 raise LoweringError(lw.k.loc, "a masked fill of a constant is not supported")
             mask_vals, x_vals = self.evaluate(mask), self.evaluate(x)
             with b.at(expr.loc):
-                return b.alu("mask_fill", mask_vals, x_vals, scalar=expr.fill)
+                return b.alu("mask_fill", mask_vals, x_vals, scalar=expr.fill,
+                             **self._tile_args(expr, (mask, x)))
         if len(expr.args) == 1:
             vals = self.evaluate(expr.args[0])
             with b.at(expr.loc):
@@ -153,7 +191,7 @@ class Streams:
                 return scalar_op(b, expr.kind, vals, lhs.value, reverse=True)
         lhs_vals, rhs_vals = self.evaluate(lhs), self.evaluate(rhs)
         with b.at(expr.loc):
-            return b.alu(expr.kind, lhs_vals, rhs_vals)
+            return b.alu(expr.kind, lhs_vals, rhs_vals, **self._tile_args(expr, (lhs, rhs)))
 
     # Reductions and writers ------------------------------------------------------------
     def reduce(self, r: Reduce, scope: Scope, vals):
@@ -161,13 +199,27 @@ class Streams:
         b = self.lw.b
         live = list(scope.vars)
         crds = dict(scope.crd)
+        in_tile = {}
+        if self.lw.tiles is not None:
+            have = self.axes(r.body)
+            out = self.axes(r)
+            if have != out:  # tile axes the body still has: each tile reduced first
+                letters = {a: chr(ord("a") + i) for i, a in enumerate(self.lw.tiles.axes)}
+                in_tile = {"tile": ("".join(letters[a] for a in have) + "->" +
+                                    "".join(letters[a] for a in out), self.lw.tiles.shape(out))}
         for var in reversed(scope.vars):
             if var not in r.vars:
                 continue
             below = live[live.index(var) + 1:]
             if not below:
-                vals = b.reduce(r.kind, vals, self._outer_if_sparse(scope, live, var, crds))
+                vals = b.reduce(r.kind, vals, self._outer_if_sparse(scope, live, var, crds),
+                                **in_tile)
+                in_tile = {}
             else:
+                if in_tile:
+                    raise LoweringError(self.lw.k.loc, "values as tiles: a reduction over "
+                                                       "in-block offsets and a non-innermost "
+                                                       "index variable is not supported")
                 if r.kind != "sum":
                     raise LoweringError(self.lw.k.loc, "a max reduction over a non-innermost "
                                                        "index variable is not supported")
@@ -196,6 +248,10 @@ class Streams:
         sparse levels) and its values."""
         b = self.lw.b
         _, levels = storage_levels(root.result_type)
+        if self.lw.tiles is not None and self.axes(root.expr) != self.lw.tiles.roots[root.index]:
+            raise LoweringError(self.lw.k.loc, f"values as tiles: result #{root.index} is "
+                                               "written over in-block offsets its value does "
+                                               "not depend on (or in another order)")
         streams = [crds[v] for v in root.out_vars]
         for lvl in range(len(streams) - 2, -1, -1):
             if levels[lvl].format != "dense":
