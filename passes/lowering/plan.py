@@ -309,12 +309,11 @@ def _plan_tiles(analysis: KernelAnalysis, order: tuple[str, ...], block: tuple[i
                 ) -> KernelPlan:
     """The plan with values as tiles: the blocked (BSR) dimensions' in-block offsets are not
     iterated but carried inside the values (``docs/lowering.md``, values as tiles). ``order``
-    gives the order of the other variables; the offsets follow them."""
+    gives the order of the other variables; the offsets follow them. A kernel without blocked
+    levels keeps scalar values (tiling CSR or dense operands is not implemented)."""
     splits = analysis.best.splits
-    if not splits:
-        raise LoweringError(analysis.loc, f"block ({', '.join(map(str, block))}) asks for tiles "
-                                          "as values, but no operand or result of the kernel "
-                                          "has blocked (BSR) levels to take them from")
+    if not splits:  # no blocked levels to take tiles from: the block is recorded, values scalar
+        return replace(_plan(analysis, order), block=block)
     sizes = sorted({sp.block for sp in splits.values()})
     if not set(sizes) <= set(block):
         raise LoweringError(analysis.loc, f"block ({', '.join(map(str, block))}) does not match "

@@ -93,11 +93,15 @@ def test_block_must_match_the_bsr_blocks():
         compiled.reschedule(0, block=(4, 4))
 
 
-def test_block_needs_a_bsr_operand():
-    with pytest.raises(CompileError, match="no operand or result of the kernel has "
-                                                    "blocked"):
-        fuseflow.compile(_MatMul(), (torch.ones(4, 4), torch.ones(4, 4)),
-                         fuseflow.Schedule(kernels={0: {"block": (2, 2)}}))
+def test_block_without_bsr_operand_keeps_scalar_values():
+    """Tiles come from blocked levels: a kernel without any records its block and keeps
+    scalar values (blocking CSR or dense operands into tiles is not implemented)."""
+    A, B = torch.ones(4, 4), torch.ones(4, 4)
+    compiled = fuseflow.compile(_MatMul(), (A, B),
+                                fuseflow.Schedule(kernels={0: {"block": (2, 2)}}))
+    sam = compiled.mlir("sam")
+    assert "block = array<i64: 2, 2>" in sam and "!sam.val<f32, array<i64: " not in sam
+    assert torch.equal(compiled.simulate(A, B).output, A @ B)
 
 
 def test_forked_tile_graph_runs_vectorized(monkeypatch):
