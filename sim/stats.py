@@ -57,10 +57,13 @@ class BlockStats:
         return self.bytes_read + self.bytes_written
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field and the byte totals."""
-        d = {k: getattr(self, k) for k in ("name", "kind", "cycles", "steps", *_COUNTERS)}
-        d.update(tokens_in=dict(self.tokens_in), tokens_out=dict(self.tokens_out),
-                 bytes_read=self.bytes_read, bytes_written=self.bytes_written)
+        """A JSON-ready dict of every field and the byte totals (Python integers, whatever
+        integer type an engine counted in)."""
+        d = {k: getattr(self, k) for k in ("name", "kind")}
+        d.update({k: int(getattr(self, k)) for k in ("cycles", "steps", *_COUNTERS)})
+        d.update(tokens_in={c: int(n) for c, n in self.tokens_in.items()},
+                 tokens_out={c: int(n) for c, n in self.tokens_out.items()},
+                 bytes_read=int(self.bytes_read), bytes_written=int(self.bytes_written))
         return d
 
 
@@ -86,11 +89,11 @@ class KernelResult:
 
     def summary(self) -> dict[str, Any]:
         """Totals over blocks, JSON-ready."""
-        totals = {k: sum(getattr(b, k) for b in self.blocks.values()) for k in _COUNTERS}
-        tokens = sum(sum(b.tokens_out.values()) for b in self.blocks.values())
+        totals = {k: int(sum(getattr(b, k) for b in self.blocks.values())) for k in _COUNTERS}
+        tokens = int(sum(sum(b.tokens_out.values()) for b in self.blocks.values()))
         reads = totals["crd_reads"] + totals["ref_reads"] + totals["val_reads"]
         writes = totals["crd_writes"] + totals["ref_writes"] + totals["val_writes"]
-        out = {"cycles": self.cycles, "blocks": len(self.blocks), "tokens": tokens, **totals,
+        out = {"cycles": int(self.cycles), "blocks": len(self.blocks), "tokens": tokens, **totals,
                "reads": reads, "writes": writes, "bytes_read": WORD_BYTES * reads,
                "bytes_written": WORD_BYTES * writes, "bytes_moved": WORD_BYTES * (reads + writes)}
         if self.memory is not None:

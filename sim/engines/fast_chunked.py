@@ -159,11 +159,11 @@ class _PieceRunner(_Runner):
         got, total = ctx.stats, self.stats
         total.steps += got.steps - piece.strip
         for ch, k in zip(self.block.inputs, piece.used):
-            total.tokens_in[ch] += k
+            total.tokens_in[ch] += int(k)
         for ch, o in zip(self.block.outputs, outs):
             total.tokens_out[ch] += len(o)
         for name in ("ops", "crd_reads", "ref_reads", "val_reads", "crd_writes", "ref_writes", "val_writes"):
-            setattr(total, name, getattr(total, name) + getattr(got, name))
+            setattr(total, name, getattr(total, name) + int(getattr(got, name)))
         total.cycles = self.clock
         if isinstance(ctx.sink, Stream):  # a level writer's: results never read its stamps
             ctx.sink = Stream(ctx.sink.code, ctx.sink.data, _NO_STAMPS)
