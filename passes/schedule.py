@@ -295,7 +295,8 @@ class SchedulePass(Pass):
         given = self.overrides()
         schedule = read_schedule(op)
         if schedule is None:
-            schedule = KernelSchedule(given.get("order") or default_order(analysis))
+            schedule = KernelSchedule(given.get("order")
+                                      or default_order(analysis, given.get("block", ())))
         schedule = replace(schedule, **given, formats=result_formats(op))
         errors = schedule_errors(analysis, schedule, op)
         if not errors:

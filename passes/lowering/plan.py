@@ -154,8 +154,10 @@ class KernelAnalysis:
         convertible sparse uses free of their level order (the orders of kernels that lower
         in no order respecting every level order; see :meth:`candidates`)."""
         expr = self.best.expr
+        native = set(self.best.offsets)  # blocked operands, read at their own levels
         relaxed = expr.with_uses({u.uid: replace(u, dense=True) for u in expr.uses
-                                  if not u.dense and not u.blocks and len(u.vars) > 1})
+                                  if not u.dense and not u.blocks and len(u.vars) > 1
+                                  and not native & set(u.vars)})
         relaxed.roots = [replace(r, dense=r.index not in self.best.results
                                  and is_row_major(r.result_type)) for r in relaxed.roots]
         return relaxed
@@ -270,9 +272,28 @@ def plan_kernel(analysis: KernelAnalysis, order, block: tuple[int, ...] = ()) ->
     return plan
 
 
-def default_order(analysis: KernelAnalysis) -> tuple[str, ...]:
+def default_order(analysis: KernelAnalysis, block: tuple[int, ...] = ()) -> tuple[str, ...]:
     """The best of the kernel's legal orders (looking at :data:`ORDER_ATTEMPTS` candidates);
-    else the LoweringError of the best candidate."""
+    else the LoweringError of the best candidate. With a ``block`` (values as tiles), the
+    best candidate whose tile plan lowers (candidates that differ only in where they place
+    in-block offsets are one tile order)."""
+    if block and analysis.best.splits:
+        offsets = set(analysis.best.offsets)
+        tried: set = set()
+        first = None
+        for order in itertools.islice(analysis.candidates(), ORDER_ATTEMPTS * 8):
+            prefix = tuple(v for v in order if v not in offsets)
+            if prefix in tried:
+                continue
+            tried.add(prefix)
+            plan = analysis.attempt(order, tuple(block))
+            if isinstance(plan, KernelPlan):
+                return order
+            first = first or plan
+            if len(tried) >= ORDER_ATTEMPTS:
+                break
+        if first is not None:
+            raise first
     for order in legal_orders(analysis, 1, ORDER_ATTEMPTS):
         return order
     for order in itertools.islice(analysis.candidates(), 1):
@@ -433,8 +454,10 @@ def _bind_sparse_conversions(expr: KernelExpr, order, inputs: list, analysis: Ke
     pos = {v: i for i, v in enumerate(order)}
     types = [_type_of(i, analysis) for i in inputs]
     plans = {}
+    native = set(analysis.best.offsets)  # blocked operands cannot be converted
     for u in expr.uses:
-        if u.dense or u.blocks or all(pos[a] < pos[b] for a, b in zip(u.vars, u.vars[1:])):
+        if u.dense or u.blocks or native & set(u.vars) or \
+                all(pos[a] < pos[b] for a, b in zip(u.vars, u.vars[1:])):
             continue
         source_type = mlir.RankedTensorType(types[u.operand])
         _, levels = storage_levels(source_type)

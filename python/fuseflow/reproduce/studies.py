@@ -1,8 +1,10 @@
 """The figures measured by a study of their own rather than the application sweep: Figure 15
-(multi-head attention in parallel lanes, :mod:`~fuseflow.reproduce.fig15`) and Figure 17 (the
-dataflow orders of nested SpMMs, :mod:`~fuseflow.reproduce.fig17`).
+(multi-head attention in parallel lanes, :mod:`~fuseflow.reproduce.fig15`), Figure 16
+(BigBird attention, scalar against blocked values, :mod:`~fuseflow.reproduce.fig16`) and
+Figure 17 (the dataflow orders of nested SpMMs, :mod:`~fuseflow.reproduce.fig17`).
 
     fuseflow reproduce fig15 --preset small      # fig15.json, fig15.md, fig15.png
+    fuseflow reproduce fig16 --preset small      # fig16.json, fig16.md, fig16.png
     fuseflow reproduce fig17                      # fig17.json, fig17.md, fig17.png
 
 Each module has ``measure(preset, engine, seed, progress) -> document``, ``write(document,
@@ -15,7 +17,8 @@ import importlib
 import sys
 from pathlib import Path
 
-STUDIES = {"fig15": "fuseflow.reproduce.fig15", "fig17": "fuseflow.reproduce.fig17"}
+STUDIES = {"fig15": "fuseflow.reproduce.fig15", "fig16": "fuseflow.reproduce.fig16",
+           "fig17": "fuseflow.reproduce.fig17"}
 """Figure -> the module that measures it."""
 
 
