@@ -4,6 +4,7 @@
     fuseflow reproduce fig12 fig14 --preset small       # both figures from one sweep
     fuseflow reproduce fig12 --preset published --timeout 1800 --apps gcn,graphsage
     fuseflow reproduce fig15 fig17 --preset small       # parallel lanes, dataflow orders
+    fuseflow reproduce fig16 --preset small             # BigBird: scalar against tile values
 
 Writes ``points.json`` (every finished point, the resumable cache) and, per figure,
 ``<figure>.json``, ``<figure>.md`` (the table beside the published ratios) and

@@ -37,6 +37,9 @@ def register(commands) -> None:
                      help="levels to fork: outermost (default), all, or loop names d0,d1")
     cmd.add_argument("--factors", default="1,2,4", metavar="P,Q",
                      help="lane counts (default 1,2,4; 1: no lanes)")
+    cmd.add_argument("--blocks", default="", metavar="B,BxC",
+                     help="block axis: tile shapes to schedule besides scalar values, like "
+                          "4,8x8 (kernels with BSR operands of that block; default: none)")
     cmd.add_argument("--engine", default="fast", choices=list(ENGINES),
                      help="simulator engine (default: fast)")
     cmd.add_argument("--json", metavar="FILE", help="write the points to FILE")
@@ -55,6 +58,20 @@ def _factors(text: str) -> tuple[int, ...]:
     return values
 
 
+def _blocks(text: str) -> tuple[tuple[int, ...], ...]:
+    """``'4,8x8'`` -> ``((), (4, 4), (8, 8))``: scalar values, then each tile shape."""
+    shapes = [()]
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        try:
+            dims = tuple(int(v) for v in item.lower().split("x"))
+        except ValueError:
+            dims = ()
+        if len(dims) not in (1, 2) or min(dims) < 1:
+            raise ValueError(f"--blocks must be tile shapes like 4,8x8, got {text!r}")
+        shapes.append(dims * 2 if len(dims) == 1 else dims)
+    return tuple(shapes)
+
+
 def run(args) -> int:
     """Runs ``fuseflow sweep``."""
     from fuseflow.orders import select_kernel
@@ -63,11 +80,12 @@ def run(args) -> int:
     from fuseflow.tools.orders_cmd import build_target
 
     factors = _factors(args.factors)
+    blocks = _blocks(args.blocks)
     if args.orders is not None and args.orders < 1:
         raise ValueError(f"--orders must be at least 1, got {args.orders}")
     compiled, inputs, expected, title = build_target(args)
     info = select_kernel(compiled.kernels, args.kernel)
-    total = len(schedules(info, args.orders, args.levels, factors))
+    total = len(schedules(info, args.orders, args.levels, factors)) * len(blocks)
     with console.steps(total) as steps:
         def progress(text):
             steps.start(text)             # the bar counts points started
@@ -75,16 +93,16 @@ def run(args) -> int:
 
         points = sweep(compiled, inputs, info.index, orders=args.orders, levels=args.levels,
                        factors=factors, engine=args.engine, expected=expected,
-                       progress=progress)
+                       blocks=blocks, progress=progress)
     best = min(p.cycles for p in points)
     rows = [[str(rank), ",".join(p.order), " ".join(f"{v}:{f}" for v, f in p.parallel) or "-",
-             str(p.lanes), f"{p.cycles:,}", f"{p.cycles / best:.2f}x", f"{p.speedup:.2f}x",
+             "x".join(map(str, p.block)) or "-", str(p.lanes), f"{p.cycles:,}", f"{p.cycles / best:.2f}x", f"{p.speedup:.2f}x",
              "-" if p.tokens is None else f"{p.tokens:,.0f}",
              "yes" if p.matches else "NO"]
             for rank, p in enumerate(sorted(points, key=lambda p: p.cycles))]
     console.make_console().print(console.table(
         f"{title} · kernel {info.index} {info.name}: {len(points)} schedules", [
-            "#", "order", "parallel", "lanes", "cycles", "vs best", "speedup", "tokens (pred.)",
+            "#", "order", "parallel", "tiles", "lanes", "cycles", "vs best", "speedup", "tokens (pred.)",
             "matches"], rows, right={"lanes", "cycles", "vs best", "speedup",
                                      "tokens (pred.)"}))
     if args.json:
