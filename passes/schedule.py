@@ -15,7 +15,8 @@ dictionary attribute the lowering reads and nothing else::
   Read-only: derived from the result types, which the partition fixes.
 
 ``parallel`` and ``block`` are recorded, verified and carried onto the ``sam.graph``;
-``sam-parallelize`` applies ``parallel`` (``docs/parallel.md``), no pass applies ``block`` yet.
+``sam-parallelize`` applies ``parallel`` (``docs/parallel.md``), ``fuseflow-lower-to-sam``
+applies ``block`` (tiles as values for kernels with blocked levels, ``docs/blocking.md``).
 
 **Default rules.** A kernel without a schedule gets ``order`` = the best order the lowering
 can realize (:func:`~fuseflow.passes.lower_to_sam.default_order`: the ranking of

@@ -7,8 +7,8 @@ lanes — as a table, JSON and a PNG.
 
 Each point reschedules the kernel alone, simulates the model, checks it against PyTorch and
 reports the kernel's cycles and speedup over the compiled schedule (``--levels``:
-``outermost`` (default), ``all``, or loop names). Block sizes are not an axis: no pass applies
-a schedule's ``block`` yet. API: :func:`fuseflow.sweep.sweep`.
+``outermost`` (default), ``all``, or loop names; ``--blocks``: tile shapes besides scalar
+values, for kernels with BSR operands of that block). API: :func:`fuseflow.sweep.sweep`.
 """
 
 from __future__ import annotations
