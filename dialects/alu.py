@@ -8,10 +8,10 @@ checks, the simulator's ALU block (both engines), the lowering's constant analys
 
 Semantics are float32, computed the way PyTorch float32 eager computes the element-wise op,
 with the same order of operations (``scalar / x`` is ``(1 / x) * scalar``, gelu is
-``x * 0.5 * (1 + erf(x / sqrt 2))``): add/sub/mul/div/max/min/neg/relu/rsqrt and the scalar
-ops are bit-exact; sqrt, exp, log, tanh, sigmoid and gelu use numpy float32 (erf in float64,
-rounded), where torch's vectorized CPU kernels are approximations that may differ by about an
-ulp. Only numpy is imported, so the simulator core can use this module.
+``x * 0.5 * (1 + erf(x / sqrt 2))``): add/sub/mul/div/max/min, the selects, neg/relu/rsqrt
+and the scalar ops are bit-exact; sqrt, exp, log, tanh, sigmoid and gelu use numpy float32 (erf
+in float64, rounded), where torch's vectorized CPU kernels are approximations that may differ
+by about an ulp. Only numpy is imported, so the simulator core can use this module.
 """
 
 from __future__ import annotations
@@ -34,6 +34,13 @@ def _gelu(x):
     # PyTorch's float32 order of operations, x * 0.5 * (1 + erf(x * sqrt(1/2))), keeps its
     # rounding (the cancellation in 1 + erf for negative x); erf itself is float64, rounded.
     return x * _HALF * (_ONE + f32(math.erf(float(x * _SQRT1_2))))
+
+
+def _pick(condition, a, b):
+    """``a`` where ``condition`` holds, else ``b`` (arrays element-wise)."""
+    if isinstance(condition, np.ndarray):
+        return np.where(condition, a, b)
+    return a if condition else b
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,10 @@ ALU_OPS: tuple[AluOp, ...] = (
     AluOp("div", "binary", lambda a, b: a / b, "a / b"),
     AluOp("max", "binary", lambda a, b: np.maximum(a, b), "max(a, b)"),
     AluOp("min", "binary", lambda a, b: np.minimum(a, b), "min(a, b)"),
+    AluOp("gt_select", "binary", lambda a, b: _pick(a > b, a, b),
+          "a if a > b else b (b where either is NaN: torch.where(a > b, a, b))"),
+    AluOp("lt_select", "binary", lambda a, b: _pick(a < b, a, b),
+          "a if a < b else b (b where either is NaN: torch.where(a < b, a, b))"),
     AluOp("neg", "unary", lambda x: -x, "-x"),
     AluOp("exp", "unary", np.exp, "exp(x)"),
     AluOp("rsqrt", "unary", lambda x: _ONE / np.sqrt(x), "1 / sqrt(x)"),
@@ -85,6 +96,10 @@ ALU_OPS: tuple[AluOp, ...] = (
     AluOp("scalar_rdiv", "scalar", lambda x, s: (_ONE / x) * s, "scalar / x, as (1 / x) * scalar"),
     AluOp("scalar_max", "scalar", lambda x, s: np.maximum(x, s), "max(x, scalar)"),
     AluOp("scalar_min", "scalar", lambda x, s: np.minimum(x, s), "min(x, scalar)"),
+    AluOp("scalar_gt_select", "scalar", lambda x, s: _pick(x > s, x, s),
+          "x if x > scalar else scalar (scalar where x is NaN)"),
+    AluOp("scalar_lt_select", "scalar", lambda x, s: _pick(x < s, x, s),
+          "x if x < scalar else scalar (scalar where x is NaN)"),
     AluOp("mask_fill", "masked", lambda m, x, s: x if m != 0 else s, "x where m != 0, else scalar"),
 )
 
@@ -96,6 +111,9 @@ _SCALAR_FORMS = {
     "add": ("scalar_add", "scalar_add"), "sub": ("scalar_sub", "scalar_rsub"),
     "mul": ("scalar_mul", "scalar_mul"), "div": ("scalar_div", "scalar_rdiv"),
     "max": ("scalar_max", "scalar_max"), "min": ("scalar_min", "scalar_min"),
+    # c if c > x else x is max(c, x), NaN where x is NaN
+    "gt_select": ("scalar_gt_select", "scalar_max"),
+    "lt_select": ("scalar_lt_select", "scalar_min"),
 }
 
 

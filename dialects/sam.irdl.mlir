@@ -247,6 +247,8 @@ irdl.dialect @sam {
     %op_div = irdl.is "div"
     %op_max = irdl.is "max"
     %op_min = irdl.is "min"
+    %op_gt_select = irdl.is "gt_select"
+    %op_lt_select = irdl.is "lt_select"
     %op_neg = irdl.is "neg"
     %op_exp = irdl.is "exp"
     %op_rsqrt = irdl.is "rsqrt"
@@ -264,8 +266,10 @@ irdl.dialect @sam {
     %op_scalar_rdiv = irdl.is "scalar_rdiv"
     %op_scalar_max = irdl.is "scalar_max"
     %op_scalar_min = irdl.is "scalar_min"
+    %op_scalar_gt_select = irdl.is "scalar_gt_select"
+    %op_scalar_lt_select = irdl.is "scalar_lt_select"
     %op_mask_fill = irdl.is "mask_fill"
-    %op = irdl.any_of(%op_add, %op_sub, %op_mul, %op_div, %op_max, %op_min, %op_neg, %op_exp, %op_rsqrt, %op_sqrt, %op_log, %op_sigmoid, %op_tanh, %op_gelu, %op_relu, %op_scalar_add, %op_scalar_sub, %op_scalar_rsub, %op_scalar_mul, %op_scalar_div, %op_scalar_rdiv, %op_scalar_max, %op_scalar_min, %op_mask_fill)
+    %op = irdl.any_of(%op_add, %op_sub, %op_mul, %op_div, %op_max, %op_min, %op_gt_select, %op_lt_select, %op_neg, %op_exp, %op_rsqrt, %op_sqrt, %op_log, %op_sigmoid, %op_tanh, %op_gelu, %op_relu, %op_scalar_add, %op_scalar_sub, %op_scalar_rsub, %op_scalar_mul, %op_scalar_div, %op_scalar_rdiv, %op_scalar_max, %op_scalar_min, %op_scalar_gt_select, %op_scalar_lt_select, %op_mask_fill)
     irdl.operands(lhs: %val_lhs, rhs: optional %val_rhs)
     irdl.results(out: %val_out)
     irdl.attributes { "op" = %op }

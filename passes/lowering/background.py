@@ -22,6 +22,7 @@ PROBES = (1.0, -2.5, 3.25)
 SCALAR = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "div": lambda a, b: a / b, "max": max, "min": min, "neg": lambda x: -x,
+    "gt_select": lambda a, b: a if a > b else b, "lt_select": lambda a, b: a if a < b else b,
     "exp": np.exp, "log": np.log, "rsqrt": lambda x: 1.0 / np.sqrt(x), "sqrt": np.sqrt,
     "tanh": np.tanh,
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "relu": lambda x: max(x, 0.0),
@@ -85,9 +86,14 @@ def needs_full_body(kind: str, beta: float | None) -> bool:
 
 def scalar_op(b, kind: str, vals, c: float, reverse: bool):
     """A binary op with one constant operand ``c`` as a scalar ALU op planned with ``b``."""
+    if kind == "gt_select" and reverse:     # c if c > x else x: max(c, x), NaN where x is
+        kind = "max"
+    if kind == "lt_select" and reverse:
+        kind = "min"
     if kind == "max" and c == 0.0:
         return b.alu("relu", vals)
-    direct = {"add": "scalar_add", "mul": "scalar_mul", "max": "scalar_max", "min": "scalar_min"}
+    direct = {"add": "scalar_add", "mul": "scalar_mul", "max": "scalar_max", "min": "scalar_min",
+              "gt_select": "scalar_gt_select", "lt_select": "scalar_lt_select"}
     if kind in direct:
         return b.alu(direct[kind], vals, scalar=c)
     if kind == "sub":

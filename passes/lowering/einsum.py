@@ -109,7 +109,7 @@ class Reduce:
         return f"{init}{self.kind}_{{{','.join(self.vars)}}}({self.body})"
 
 
-BINARY = ("add", "sub", "mul", "div", "max", "min")
+BINARY = ("add", "sub", "mul", "div", "max", "min", "gt_select", "lt_select")
 UNARY = ("neg", "exp", "log", "rsqrt", "sqrt", "sigmoid", "tanh", "relu")
 
 
@@ -517,7 +517,8 @@ def _body_expr(body_op, expr_of, loc):
         return _Cmp(_predicate(body_op.attributes["predicate"]), expr_of(operands[0]),
                     expr_of(operands[1]))
     if name == "arith.select":
-        return _select(body_op, loc, *[expr_of(v) for v in operands])
+        written = defining_op(operands[0]) is None      # a comparison another op computed
+        return _select(body_op, loc, *[expr_of(v) for v in operands], written=written)
     raise unsupported(body_op.location, f"unsupported op '{name}' in linalg.generic body")
 
 
@@ -609,6 +610,7 @@ _EQUAL = {1, 8}              # oeq, ueq
 _NOT_EQUAL = {6, 13}         # one, une
 _GREATER = {2, 3, 9, 10}     # ogt, oge, ugt, uge
 _LESS = {4, 5, 11, 12}       # olt, ole, ult, ule
+_ORDERED = {1, 2, 3, 4, 5, 6}   # oeq, ogt, oge, olt, ole, one: false where either is NaN
 
 
 def _predicate(attr) -> int:
@@ -690,10 +692,15 @@ def _boolean_expr(op, args: list, loc):
     return Op("min" if name == "arith.andi" else "max", tuple(args), loc=loc)
 
 
-def _select(op, loc, cond, a, b):
-    """``select(x > c, x, c)`` is max(x, c); ``select(m == 0, c, x)`` is mask_fill(m, x, c);
-    a boolean mask ``m`` selects by ``mask_fill``: ``select(m, x, c)`` is mask_fill(m, x, c),
-    ``select(m, c, x)`` mask_fill(1 - m, x, c)."""
+def _select(op, loc, cond, a, b, written: bool = False):
+    """``select(x > y, x, y)`` is max(x, y), NaN where either is NaN as PyTorch's maximum,
+    relu and clamp compute (torch-mlir lowers them to a select of a comparison in the same
+    body, ordered or not); a select ``written`` by the user, reading a comparison another op
+    computed (``torch.where(x > y, x, y)``), selects as written: with an ordered comparison
+    it is gt_select(x, y), y where either is NaN. ``<`` and swapped operands likewise (min,
+    lt_select). ``select(m == 0, c, x)`` is mask_fill(m, x, c); a boolean mask ``m`` selects by
+    ``mask_fill``: ``select(m, x, c)`` is mask_fill(m, x, c), ``select(m, c, x)``
+    mask_fill(1 - m, x, c)."""
     if not isinstance(cond, _Cmp):
         if isinstance(b, Const):
             return Op("mask_fill", (cond, a), fill=b.value, loc=loc)
@@ -702,16 +709,17 @@ def _select(op, loc, cond, a, b):
         raise unsupported(op.location, "a select between two tensors by a mask "
                                          "(torch.where(m, x, y)) is not supported; one side "
                                          "must be a scalar, as in torch.where(m, x, 0.0)")
+    ordered = written and cond.predicate in _ORDERED
     if _same_value(cond.lhs, a) and _same_value(cond.rhs, b):
         if cond.predicate in _GREATER:
-            return Op("max", (a, b), loc=loc)
+            return Op("gt_select" if ordered else "max", (a, b), loc=loc)
         if cond.predicate in _LESS:
-            return Op("min", (a, b), loc=loc)
+            return Op("lt_select" if ordered else "min", (a, b), loc=loc)
     if _same_value(cond.lhs, b) and _same_value(cond.rhs, a):   # select(x < c, c, x): clamp
         if cond.predicate in _GREATER:
-            return Op("min", (a, b), loc=loc)
+            return Op("lt_select" if ordered else "min", (a, b), loc=loc)
         if cond.predicate in _LESS:
-            return Op("max", (a, b), loc=loc)
+            return Op("gt_select" if ordered else "max", (a, b), loc=loc)
     zero_rhs = isinstance(cond.rhs, Const) and cond.rhs.value == 0.0
     if zero_rhs and cond.predicate in _EQUAL and isinstance(a, Const):
         return Op("mask_fill", (cond.lhs, b), fill=a.value, loc=loc)

@@ -198,7 +198,9 @@ def render() -> str:
             "declared when PyTorch cannot trace them sparse), BSR tensors, or dense tensors",
             "declared with `Schedule(formats=...)`: " + ", ".join(
                 f"`{f}`" for f in FORMAT_ENCODINGS) + ", `bsr:<block>`, `bsr:<rows>x<cols>`.",
-            "Computation is float32; `bool` tensors are masks.", "",
+            "Computation is float32; `bool` tensors are masks. Absent entries of a sparse",
+            "operand are zeros that annihilate products, as in `torch.sparse`: `A * x` and",
+            "`A @ x` skip them even where `x` is inf or NaN (dense PyTorch gives NaN there).", "",
             "## linalg.generic body ops", "",
             "The ops a `linalg.generic` body may hold (`passes/lowering/einsum.py`); any other",
             "op is a located error naming it.", ""]

@@ -3,6 +3,7 @@ densities, torch.sparse and declared formats, bool masks, fusion groups, non-def
 compile and match PyTorch on both engines or fail with a clean FuseFlow error; never a wrong
 result or an internal error. The long campaign is ``bench/fuzz_models.py --cases N``."""
 
+import dataclasses
 import random
 import warnings
 
@@ -29,3 +30,21 @@ def test_cases_are_reproducible_and_use_known_steps():
     assert kinds <= set(APPLY)
     assert {"masked_fill_true", "where_mask", "clamp", "where_max"} <= kinds
 
+
+
+def test_fuzzer_seeds_that_found_nan_and_structural_zero_differences():
+    """Seed 329 (torch.where(x > y, x, y) of a 0/0) was a wrong result, fixed in the lowering;
+    seeds 303 and 581 multiply -inf by a sparse input's absent entries, which FuseFlow (as
+    torch.sparse) skips where dense PyTorch gives NaN: counted apart, not as ok or wrong."""
+    import random
+
+    from fuseflow.fuzz.models import check_seed, random_case
+    from fuseflow.fuzz.outcome import Outcome
+
+    assert check_seed(329).outcome is Outcome.OK
+    assert check_seed(303).outcome is Outcome.STRUCTURAL_ZERO
+    case = random_case(random.Random(303), 303)
+    assert case.has_absent_entries()
+    case.inputs = [dataclasses.replace(t, layout="bool" if "bool" in t.layout else "dense",
+                                       declared="") for t in case.inputs]
+    assert not case.has_absent_entries()

@@ -28,6 +28,11 @@ class Outcome(ChoiceEnum):
     CRASH = "crash"
     INVALID = "invalid"
     """The generated case is not a valid model: PyTorch itself rejects it."""
+    STRUCTURAL_ZERO = "ok, structural zeros"
+    """Matches PyTorch wherever PyTorch's dense result is finite; where it is inf or NaN, a
+    sparse input's absent entries annihilated a product with inf or NaN (0 * inf), as
+    ``torch.sparse`` computes and FuseFlow documents (docs/supported-ops.md), where dense
+    PyTorch gives NaN."""
 
 
 FAILURES = (Outcome.WRONG, Outcome.INTERNAL_ERROR, Outcome.HANG, Outcome.CRASH)
