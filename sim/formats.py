@@ -68,6 +68,13 @@ class TensorFormat:
     def ndim(self) -> int:
         return len(self.shape)
 
+    def is_row_major_dense(self) -> bool:
+        """Every level dense, one per dimension in dimension order (its values are the
+        row-major array)."""
+        return bool(self.levels) and len(self.levels) == self.ndim and all(
+            lv.format == "dense" and lv.kind == "id" and lv.dim == d
+            for d, lv in enumerate(self.levels))
+
     def level_sizes(self) -> tuple[int, ...]:
         """Number of coordinates of each level."""
         return tuple(lv.size(self.shape) for lv in self.levels)
@@ -391,6 +398,8 @@ class FiberTree:
         """The tensor as a dense float32 array."""
         if not self.fmt.levels:
             return np.array(self.vals[0], dtype=np.float32)
+        if self.fmt.is_row_major_dense():   # the values are the array: no coordinates
+            return np.asarray(self.vals, dtype=np.float32).reshape(self.fmt.shape)
         out = np.zeros(self.fmt.shape, dtype=np.float32)
         coords, vals = self.entries()
         np.add.at(out, tuple(coords.T), vals)

@@ -99,9 +99,39 @@ def _parse_levels(fmt: TensorFormat, levels: dict, values: np.ndarray):
     return paths if len(paths) == len(values) else None
 
 
+def _written_in_storage_order(fmt: TensorFormat, levels: dict, values: np.ndarray) -> bool:
+    """Whether a result with only dense levels was written whole and in storage order: each
+    written level's stream is one fiber ``0 .. n-1`` then a stop per parent coordinate (the
+    levels below the written ones are a tile's, row-major in each value). Its values are then
+    the tree's values as they are, with no level coordinates built (a dense result of 10^8
+    values would need gigabytes of them)."""
+    if any(spec.format != "dense" for spec in fmt.levels):
+        return False
+    sizes = [fmt.levels[lvl].size(fmt.shape) for lvl in range(len(fmt.levels))]
+    written = next((lvl for lvl in range(len(fmt.levels)) if lvl not in levels), len(fmt.levels))
+    if any(lvl in levels for lvl in range(written, len(fmt.levels))) or \
+            len(values) != int(np.prod(sizes, dtype=np.int64)):
+        return False
+    fibers = 1
+    for lvl in range(written):
+        stream, n = levels[lvl], sizes[lvl]
+        if not isinstance(stream, Stream) or len(stream) != fibers * (n + 1):
+            return False
+        code = stream.code.reshape(fibers, n + 1)
+        if not (np.all(code[:, :n] == DATA) and np.all(code[:, n] >= 0)):
+            return False
+        if n and not np.all(stream.data.reshape(fibers, n + 1)[:, :n] == np.arange(n)):
+            return False
+        fibers *= n
+    return True
+
+
 def assemble_result(fmt: TensorFormat, levels: dict, values, what: str) -> FiberTree:
     """One graph result from its writers' sinks (streams and arrays, or reference token lists)."""
     if isinstance(values, np.ndarray) and fmt.levels:
+        if _written_in_storage_order(fmt, levels, values):
+            return FiberTree(fmt, [None] * len(fmt.levels), [None] * len(fmt.levels),
+                             np.asarray(values, dtype=np.float32))
         paths = _parse_levels(fmt, levels, values)
         if paths is not None:
             return FiberTree.from_level_coords(fmt, paths, values)

@@ -473,6 +473,7 @@ def joined_lanes(draw):
     dense = np.array(draw(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.5]), min_size=3, max_size=3),
                                    min_size=rows, max_size=rows)), np.float32)
     tree = FiberTree.from_dense(dense, TensorFormat.csr(dense.shape))
+    row_values = FiberTree.from_dense(dense[:, 0])
     refs = [t if isinstance(t, int) and t < rows else stream("S0")[0]
             for t in draw(fibers_of(top=1))] + stream("D")
     refs = stream(format_stream(refs))
@@ -480,9 +481,9 @@ def joined_lanes(draw):
     depth = draw(st.integers(0, 2))
 
     def grow(stream_in):
-        if depth == 0:
+        if depth == 0:  # a row's reference loads one of `rows` values (the tree may hold none)
             return run_block(Block("a", "array", ("r",), ("v",), {"tensor": 0}),
-                             [[(t, 0) for t in stream_in]], [tree], [], None)[0][0]
+                             [[(t, 0) for t in stream_in]], [row_values], [], None)[0][0]
         crd, ref = [[t for t, _ in o] for o in run_block(
             Block("s", "scan", ("r",), ("c", "f"), {"tensor": 0, "level": 1}),
             [[(t, 0) for t in stream_in]], [tree], [], None)[0]]
