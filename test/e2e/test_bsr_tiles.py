@@ -5,12 +5,11 @@ graphs run vectorized."""
 
 import pytest
 import torch
+from test_bsr_kernels import _Add, _MatMul, _MatVec, _Mul, _Relu, _RowSum, _Scale, bsr_values
 
 import fuseflow
 from fuseflow.compiler import CompileError
 from fuseflow.sim.engines import fast_blocks
-
-from test_bsr_kernels import _Add, _MatMul, _MatVec, _Mul, _Relu, _RowSum, _Scale, bsr_values
 
 
 class _ScaleAdd(torch.nn.Module):
@@ -66,7 +65,7 @@ def test_tiles_match_pytorch_on_both_engines(name, b):
         expected = module()(*inputs)
         fast = compiled.simulate(*inputs, engine="fast")
         assert torch.equal(fast.output, expected)
-        if b <= 8:
+        if b <= 8 or sparsity == 0.5:   # larger blocks: once on the reference (seconds)
             ref = compiled.simulate(*inputs, engine="reference")
             assert torch.equal(ref.output, expected)
             assert ref.cycles == fast.cycles
@@ -127,7 +126,7 @@ def test_forked_tile_graph_runs_vectorized(monkeypatch):
 def test_bigbird_attention_with_tiles_matches_pytorch(b):
     """Fused BigBird multi-head attention, the mask BSR b×b, values as tiles: score tiles,
     row maxima and sums as b-vectors broadcast back, probabilities times V; both engines
-    agree (cycles and block statistics) up to b = 8."""
+    agree (cycles and block statistics)."""
     from fuseflow.reproduce import fig16
 
     size = fig16.Size(heads=2, seq=4 * b, width=4, blocks=(b,))
@@ -135,17 +134,16 @@ def test_bigbird_attention_with_tiles_matches_pytorch(b):
     model = fig16.BigBirdAttention()
     compiled = fuseflow.compile(model, data, fig16.variants(b)["blocked"])
     sam = compiled.mlir("sam")
-    assert f"array<i64: {b}, {b}>" in sam and f'"sam.reduce"' in sam
+    assert f"array<i64: {b}, {b}>" in sam and '"sam.reduce"' in sam
     assert 'kind = "max", tile = ' in sam            # row maxima reduce each tile's rows
     expected = model(*data)
     fast = compiled.simulate(*data, engine="fast")
     torch.testing.assert_close(fast.output, expected, rtol=1e-4, atol=1e-5)
-    if b <= 8:
-        ref = compiled.simulate(*data, engine="reference")
-        assert torch.equal(ref.output, fast.output) and ref.cycles == fast.cycles
-        for k_ref, k_fast in zip(ref.run.kernels, fast.run.kernels):
-            assert {n: s.to_dict() for n, s in k_ref.result.blocks.items()} == \
-                {n: s.to_dict() for n, s in k_fast.result.blocks.items()}
+    ref = compiled.simulate(*data, engine="reference")
+    assert torch.equal(ref.output, fast.output) and ref.cycles == fast.cycles
+    for k_ref, k_fast in zip(ref.run.kernels, fast.run.kernels):
+        assert {n: s.to_dict() for n, s in k_ref.result.blocks.items()} == \
+            {n: s.to_dict() for n, s in k_fast.result.blocks.items()}
 
 
 def test_sweep_has_a_block_axis():
