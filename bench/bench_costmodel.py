@@ -99,16 +99,19 @@ def application_cases(apps, presets):
                 yield f"{app_name}/{preset}/{fusion}", compiled, inputs
 
 
-def kernel_cases():
-    """``(name, compiled, inputs)`` for every built-in kernel."""
+def kernel_cases(scales=(KERNEL_SCALE,)):
+    """``(name, compiled, inputs)`` for every built-in kernel at every scale (operand
+    dimensions times the scale; ``kernel/NAME`` at the default scale, ``kernel/NAME@S``)."""
     import fuseflow
     from fuseflow.kernels import KERNELS
 
-    for name, kernel in KERNELS.items():
-        inputs = kernel.inputs(KERNEL_SPARSITY, seed=0, scale=KERNEL_SCALE)
-        compiled = fuseflow.compile(kernel.module(), inputs,
-                                    fuseflow.Schedule(formats=dict(kernel.declared)))
-        yield f"kernel/{name}", compiled, inputs
+    for scale in scales:
+        for name, kernel in KERNELS.items():
+            inputs = kernel.inputs(KERNEL_SPARSITY, seed=0, scale=scale)
+            compiled = fuseflow.compile(kernel.module(), inputs,
+                                        fuseflow.Schedule(formats=dict(kernel.declared)))
+            suffix = "" if scale == KERNEL_SCALE else f"@{scale}"
+            yield f"kernel/{name}{suffix}", compiled, inputs
 
 
 def spearman(xs, ys) -> float:
@@ -133,6 +136,15 @@ def summarize(rows: list[dict]) -> dict:
                                       [r["simulated"]["cycles"] for r in compared])
     speed = sorted(r["speedup"] for r in compared)
     out["speedup"] = {"min": speed[0], "median": statistics.median(speed), "max": speed[-1]}
+    # Prediction reads per-level statistics, not the data: its time does not grow with the
+    # non-zeros, a simulation's does. The ratio by how long the simulation takes:
+    out["speedup_by_sim_seconds"] = {}
+    for low, high in ((0.0, 0.1), (0.1, 1.0), (1.0, 10.0), (10.0, float("inf"))):
+        band = sorted(r["speedup"] for r in compared if low <= r["sim_seconds"] < high)
+        if band:
+            out["speedup_by_sim_seconds"][f"{low:g}-{high:g}"] = {
+                "cases": len(band), "min": band[0], "median": statistics.median(band),
+                "max": band[-1]}
     return out
 
 
@@ -141,6 +153,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--presets", nargs="+", default=["tiny", "small"])
     parser.add_argument("--apps", nargs="+", default=["sae", "gcn", "graphsage", "gpt3"])
     parser.add_argument("--no-kernels", action="store_true", help="skip the built-in kernels")
+    parser.add_argument("--kernel-scales", type=int, nargs="+", default=[KERNEL_SCALE, 64],
+                        help="built-in kernels' operand dimensions times these (default "
+                        f"{KERNEL_SCALE} and 64)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sim-budget", type=float, default=120.0,
                         help="seconds a simulation may take (estimated); longer cases are "
@@ -150,14 +165,15 @@ def main(argv=None) -> dict:
     warnings.filterwarnings("ignore")
 
     rows, rate = [], None            # rate: simulated tokens per second so far
-    cases = [] if args.no_kernels else [kernel_cases()]
+    cases = [] if args.no_kernels else [kernel_cases(args.kernel_scales)]
     cases.insert(0, application_cases(args.apps, args.presets))
     for source in cases:
         for name, compiled, inputs in source:
             probe = measure_case(name, compiled, inputs, 1, simulate=False)
             estimate = probe["predicted"]["tokens"] / rate if rate else 0.0
-            simulate = estimate * args.repeats <= args.sim_budget
-            row = measure_case(name, compiled, inputs, args.repeats if simulate else 1, simulate)
+            simulate = estimate <= args.sim_budget
+            repeats = args.repeats if estimate * args.repeats <= args.sim_budget else 1
+            row = measure_case(name, compiled, inputs, repeats if simulate else 1, simulate)
             if simulate:
                 tokens = row["simulated"]["tokens"]
                 rate = min(rate or float("inf"), tokens / row["sim_seconds"])
@@ -195,6 +211,9 @@ def _print_summary(summary: dict) -> None:
     sp = summary["speedup"]
     print(f"speed: prediction is {sp['min']:.0f}x .. {sp['max']:.0f}x faster than simulation "
           f"(median {sp['median']:.0f}x)")
+    for band, b in summary["speedup_by_sim_seconds"].items():
+        print(f"  simulations of {band} s: {b['cases']} cases, {b['min']:.0f}x .. "
+              f"{b['max']:.0f}x (median {b['median']:.0f}x)")
 
 
 if __name__ == "__main__":

@@ -104,13 +104,15 @@ def test_killed_sweep_resumes_without_resimulating(tmp_path):
     assert len(done) < total
     assert doc["counters"]["cached"] == len(done)
     assert doc["counters"]["simulated"] == total - len(done)
+    assert doc["counters"]["search_cached"]        # the killed run saved its search
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())   # not rewritten
     assert (out / "pareto.png").stat().st_size > 0
     # A rerun simulates nothing.
     again = _explore(out)
     assert again.communicate(timeout=900)[0] is not None and again.returncode == 0
     doc = json.loads((out / "explore.json").read_text())
-    assert doc["counters"] == {**doc["counters"], "cached": total, "simulated": 0}
+    assert doc["counters"] == {**doc["counters"], "cached": total, "simulated": 0,
+                               "search_cached": True}
 
 
 def _free_port() -> int:
@@ -147,3 +149,18 @@ def test_explore_on_an_existing_scheduler(tmp_path):
         for proc in (worker, scheduler):
             proc.terminate()
             proc.wait(timeout=60)
+
+
+def test_a_saved_search_round_trips_to_the_same_points():
+    from fuseflow.explore.evaluate import Cost, Option
+    from fuseflow.explore.explorer import Candidate, _candidate, _saved
+    from fuseflow.explore.search import Solution
+
+    kernels = (Option(frozenset({"a", "b"}), ("d0", "d1"), Cost(10.5, 4.0, 8.0), 3.0, 16.0),
+               Option(frozenset({"c"}), ("d1", "d0"), Cost(5.25, 1.0, 2.0)))
+    found = Candidate(Solution(kernels, kernels[0].cost + kernels[1].cost), ("(A·X)·W",),
+                      ("a", "b", "c"))
+    back = _candidate(json.loads(json.dumps(_saved(found))))
+    assert back.point("p") == found.point("p")
+    assert back.cost == found.cost and back.fusion == found.fusion
+    assert back.solution.kernels == kernels

@@ -104,3 +104,28 @@ def test_join_keeps_the_pareto_front_with_a_max_objective():
     assert (30, 5, 3) in _costs(front)
     assert count_space(graph, options) == 4
     assert [s.cost for s in pareto(front)] == [s.cost for s in front]
+
+
+def test_decoder_layers_share_analyses_and_plans_with_the_same_costs():
+    """Structurally identical kernels (one per decoder layer; their bodies' ops may be in
+    another order) are read and planned once; every candidate keeps the cost of planning it
+    on its own."""
+    model, inputs, plan = gpt3_decoders(2)
+    program = fuseflow.Program(model, inputs, plan)
+    graph = program_graph(program)
+    groups = graph.groups(max_units=2)
+    found = {}
+    for share in (True, False):
+        evaluator = KernelEvaluator(program, inputs, orders=2, share=share)
+        evaluator.graph = graph
+        evaluator.baseline(graph.units)
+        evaluator.evaluate(groups, graph.units)
+        found[share] = ({g: [(o.order, o.cost) for o in evaluator.options(g)] for g in groups},
+                        evaluator.analyzed)
+    assert found[True][0] == found[False][0]
+    lowered = sum(1 for g in groups if found[True][0][g])
+    assert found[False][1] == lowered
+    # Layer 1 repeats layer 0: only groups crossing the boundary are new structures.
+    layer0 = [g for g in groups if all(u.startswith("layers.0.") for u in g)
+              and found[True][0][g]]
+    assert found[True][1] <= len(layer0) < found[False][1]

@@ -19,6 +19,7 @@ their analysis and plans; only their inputs' statistics differ.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,6 +140,12 @@ class KernelEvaluator:
     _table: dict = field(default_factory=dict, repr=False)
     _plans: dict = field(default_factory=dict, repr=False)
     _sources: list = field(default_factory=list, repr=False)
+    _analyses: dict = field(default_factory=dict, repr=False)
+    analyzed: int = 0
+    """Distinct kernel structures analysed and planned (the rest reuse their plans)."""
+    share: bool = True
+    """Share analyses and plans between structurally identical kernels (False: plan every
+    kernel itself; for checking)."""
 
     def __post_init__(self):
         self.module = self.module if self.module is not None else self.program.module
@@ -272,24 +279,44 @@ class KernelEvaluator:
 
         return [stats_of(i).stats(tensor_format(t)) for i, t in zip(plan.inputs, types)]
 
-    def _predict(self, op, plan: KernelPlan, env: dict):
-        key = (_structure(op), plan.order)
-        if key not in self._plans:
+    def _predict(self, op, plan: KernelPlan, env: dict, structure=None):
+        key = (structure or _structure(op), plan.order)
+        if key not in self._plans or not self.share:
             graph = plan_graph(plan, graph_input_types(plan, [v.type for v in op.operands]))
             self._plans[key] = (graph, topological(graph))
         graph, order = self._plans[key]
         return predict_graph(graph, self._graph_stats(op, plan, env), order=order,
                              costs=self._costs)
 
-    def _score(self, op, group: frozenset, env: dict) -> list[Option]:
+    def _plans_of(self, op) -> tuple[object, list[KernelPlan]]:
+        """A key of the kernel's structure and its plans under its ``orders`` best legal
+        orders, read and planned once per structure (the kernels of every decoder layer
+        share them). Kernels are the same when their text is, up to names (cheap), or when
+        their expressions and operand and result types are (after reading the kernel: the
+        same ops placed in another order in its body)."""
+        text = _structure(op)
+        if self.share and text in self._analyses:
+            return self._analyses[text]
         analysis = KernelAnalysis.of(op)
+        key = (tuple(str(v.expr) for v in analysis.variants),
+               tuple(str(t) for t in analysis.input_types),
+               tuple(str(t) for t in analysis.result_types))
+        if not self.share or key not in self._analyses:
+            plans = [analysis.attempt(order) for order in
+                     legal_orders(analysis, self.orders, ORDER_ATTEMPTS)]
+            self._analyses[key] = (key, plans)
+            self.analyzed += 1
+        self._analyses[text] = self._analyses[key]
+        return self._analyses[key]
+
+    def _score(self, op, group: frozenset, env: dict) -> list[Option]:
+        structure, plans = self._plans_of(op)
         options = []
-        for order in legal_orders(analysis, self.orders, ORDER_ATTEMPTS):
-            plan = analysis.attempt(order)
-            pred = self._predict(op, plan, env)
+        for plan in plans:
+            pred = self._predict(op, plan, env, structure)
             self.evaluated += 1
             cost = Cost(pred.cycles, buffer_bytes(pred), pred.total("bytes_written"))
-            options.append(Option(group, tuple(order), cost, pred.total("ops"),
+            options.append(Option(group, tuple(plan.order), cost, pred.total("ops"),
                                   pred.total("bytes_read")))
         return options
 
@@ -303,11 +330,14 @@ def _clone(module):
     return clone_module(module)
 
 
+_NAMES = re.compile(r'(name = |fuseflow\.(?:node|group|module) = )"[^"]*"')
+
+
 def _structure(op) -> str:
-    """A kernel's ops and types, without its name: equal for structurally identical kernels."""
-    text = str(op_of(op))
-    head, _, rest = text.partition("{name = ")
-    return head + rest.partition(",")[2] if rest else text
+    """A kernel's ops and types without its name and its ops' FX nodes, groups and modules:
+    equal for structurally identical kernels (planning reads none of them)."""
+    text = op_of(op).get_asm(use_local_scope=True)   # value names local to the kernel
+    return _NAMES.sub(r'\1""', text[text.index("\n"):])  # without its operands' names
 
 
 def _result_keys(kernel) -> list[tuple]:

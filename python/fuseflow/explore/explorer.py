@@ -19,10 +19,10 @@ import copy
 import itertools
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from fuseflow.explore.evaluate import KernelEvaluator, pareto
+from fuseflow.explore.evaluate import Cost, KernelEvaluator, Option, pareto
 from fuseflow.explore.opgraph import program_graph
 from fuseflow.explore.reassociate import chains, reassociate
 from fuseflow.explore.search import Solution, search
@@ -30,6 +30,7 @@ from fuseflow.explore.sweep import (
     Payload,
     Point,
     PointCache,
+    _digest,
     data_digest,
     point_key,
     simulate_points,
@@ -197,9 +198,21 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
     if formats is None:
         formats = plan.formats() if hasattr(plan, "formats") else {}
     program = fuseflow.Program(model, inputs, plan)
-    front, stats = search_variants(program, inputs, orders=orders, max_units=max_units,
-                                   max_span=max_span, reassociate_chains=reassociate_chains,
-                                   arch=arch, formats=formats)
+    graph = _text_digest(program.mlir())
+    data = data_digest(list(inputs) + list(program.param_values))
+    store = PointCache(Path(cache)) if cache is not None else _NoCache()
+    searches = PointCache(Path(cache) / "searches") if cache is not None else _NoCache()
+    search_key = _digest("search", graph, sorted((formats or {}).items()), data,
+                         asdict(arch) if arch is not None else {}, orders, max_units, max_span,
+                         reassociate_chains, MAX_CHAINS, fuseflow.__version__, _code_digest())
+    saved = searches.get(search_key)
+    if saved is not None:
+        front, stats = [_candidate(c) for c in saved["front"]], saved["variants"]
+    else:
+        front, stats = search_variants(program, inputs, orders=orders, max_units=max_units,
+                                       max_span=max_span, reassociate_chains=reassociate_chains,
+                                       arch=arch, formats=formats)
+        searches.put(search_key, {"front": [_saved(c) for c in front], "variants": stats})
     searched = time.perf_counter()
     ranked = sorted(front, key=lambda c: c.cost.cycles)[:top]
     points = [c.point(f"searched-{i + 1}") for i, c in enumerate(ranked)]
@@ -207,10 +220,7 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
     if plan is not None:
         names = configurations if configurations is not None else list(plan.fusion_groups)
         points += [Point(name, name) for name in names]
-    graph = _text_digest(program.mlir())
-    data = data_digest(list(inputs) + list(program.param_values))
     keys = [point_key(graph, data, arch, p, formats) for p in points]
-    store = PointCache(Path(cache)) if cache is not None else _NoCache()
     payload = Payload(model, tuple(inputs), plan, dict(formats))
     results, counters = simulate_points(points, payload, keys, store,
                                         arch=arch, scheduler=scheduler, workers=workers,
@@ -224,9 +234,37 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
                                         predicted[point.name].as_tuple()))
         rows.append(row)
     rows.sort(key=lambda r: r["simulated"].get("cycles", float("inf")))
-    counters.update(search_seconds=searched - started,
+    counters.update(search_cached=saved is not None, search_seconds=searched - started,
                     total_seconds=time.perf_counter() - started)
     return Exploration(front, rows, {"variants": stats}, counters)
+
+
+def _saved(c: Candidate) -> dict:
+    """A searched candidate as JSON (the search's own cache)."""
+    return {"units": list(c.units), "reassociated": [str(x) for x in c.reassociated],
+            "cost": list(c.cost.as_tuple()),
+            "kernels": [{"group": sorted(o.group), "order": list(o.order),
+                         "cost": list(o.cost.as_tuple()), "ops": o.ops,
+                         "bytes_read": o.bytes_read} for o in c.solution.kernels]}
+
+
+def _candidate(doc: dict) -> Candidate:
+    """The candidate :func:`_saved` wrote (chains by their names, as points record them)."""
+    kernels = tuple(Option(frozenset(k["group"]), tuple(k["order"]), Cost(*k["cost"]),
+                           k["ops"], k["bytes_read"]) for k in doc["kernels"])
+    return Candidate(Solution(kernels, Cost(*doc["cost"])), tuple(doc["reassociated"]),
+                     tuple(doc["units"]))
+
+
+def _code_digest() -> str:
+    """A digest of the explorer's and cost model's source: a cached search is redone when
+    the code that scored it changes."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def _text_digest(text: str) -> str:
