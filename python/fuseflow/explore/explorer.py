@@ -83,8 +83,21 @@ class Exploration:
         """The fastest simulated point."""
         return self.points[0]
 
+    def named_speedup(self) -> tuple[str, float] | None:
+        """The fastest of the plan's named configurations (unfused, partial, full) and how
+        many times faster than it the best point is (None without simulated named ones)."""
+        named = [p for p in self.points if isinstance(p["fusion"], str)
+                 and p["simulated"].get("cycles")]
+        if not named or not self.points[0]["simulated"].get("cycles"):
+            return None
+        fastest = min(named, key=lambda p: p["simulated"]["cycles"])
+        return fastest["name"], fastest["simulated"]["cycles"] / self.best["simulated"]["cycles"]
+
     def to_dict(self) -> dict:
-        return {"best": self.best["name"] if self.points else None, "points": self.points,
+        vs = self.named_speedup()
+        return {"best": self.best["name"] if self.points else None,
+                "best_named": {"name": vs[0], "speedup": vs[1]} if vs else None,
+                "points": self.points,
                 "front": [{"fusion": [list(g) for g in c.fusion],
                            "reassociated": [str(x) for x in c.reassociated],
                            "orders": [list(o.order) for o in c.solution.kernels],

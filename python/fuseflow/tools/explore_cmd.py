@@ -93,9 +93,12 @@ def cmd_explore(args) -> int:
               if not isinstance(best["fusion"], str) else f"best: {best['name']}")
     if not isinstance(best["fusion"], str):
         for group in best["fusion"]:
-            out.print(f"  [{', '.join(group)}]")
+            out.print(f"  [{', '.join(group)}]", markup=False)   # brackets, not markup
     if best.get("reassociated"):
-        out.print(f"  reassociated: {'; '.join(best['reassociated'])}")
+        out.print(f"  reassociated: {'; '.join(best['reassociated'])}", markup=False)
+    vs = found.named_speedup()
+    if vs is not None:
+        out.print(f"vs the fastest named configuration ({vs[0]}): {vs[1]:.2f}x")
     out.print(f"points: {c['simulated']} simulated, {c['cached']} cached; search "
               f"{c['search_seconds']:.1f} s, total {c['total_seconds']:.1f} s")
     out.print(f"wrote {args.output / 'explore.json'} and {args.output / 'pareto.png'}")
