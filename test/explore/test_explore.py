@@ -168,3 +168,25 @@ def test_a_saved_search_round_trips_to_the_same_points():
     assert back.point("p") == found.point("p")
     assert back.cost == found.cost and back.fusion == found.fusion
     assert back.solution.kernels == kernels
+
+
+def test_explore_predict_only_ranks_points_by_the_cost_model(tmp_path):
+    """Without simulating (models too large to simulate), every point is compiled and
+    predicted: the searched best is predicted no slower than any named configuration."""
+    from fuseflow.explore import CostModel, Measured
+    from fuseflow.sim.formats import FiberTree
+
+    app = APPLICATIONS["gcn"]
+    model, inputs = app.build("tiny")
+    plan = app.plan(model)
+    found = fuseflow.explore(model, inputs, plan, top=1, orders=1, simulate=False,
+                             reassociate_chains=False)
+    assert found.counters["predicted"] == len(found.points) == 4
+    assert found.counters["simulated"] == 0
+    assert all(p["simulated"]["source"] == "cost model" for p in found.points)
+    by_name = {p["name"]: p["simulated"]["cycles"] for p in found.points}
+    assert by_name["searched-1"] <= min(by_name[n] for n in ("unfused", "partial", "full"))
+    compiled = fuseflow.compile(model, inputs, plan.schedule("partial"), plan=plan)
+    direct = CostModel(compiled).predict(
+        *[Measured(FiberTree.from_torch(t.detach())) for t in inputs]).cycles
+    assert by_name["partial"] == pytest.approx(direct)

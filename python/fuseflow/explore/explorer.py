@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fuseflow.explore.costmodel import source
 from fuseflow.explore.evaluate import Cost, KernelEvaluator, Option, pareto
 from fuseflow.explore.opgraph import program_graph
 from fuseflow.explore.reassociate import chains, reassociate
@@ -33,6 +34,7 @@ from fuseflow.explore.sweep import (
     _digest,
     data_digest,
     point_key,
+    predict_point,
     simulate_points,
 )
 from fuseflow.grouping import kernel_label
@@ -116,7 +118,7 @@ class Exploration:
             pred = p.get("predicted", {}).get("cycles")
             out.append([str(rank), p["name"], str(len(p["fusion"])) if not isinstance(
                 p["fusion"], str) else p["fusion"],
-                f"{cycles:,}" if cycles is not None else sim.get("error", "?"),
+                f"{cycles:,.0f}" if cycles is not None else sim.get("error", "?"),
                 f"{cycles / base:.2f}x" if cycles and base else "",
                 f"{pred:,.0f}" if pred is not None else "",
                 "yes" if p.get("cached") else ""])
@@ -195,7 +197,7 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
             orders: int = 3, max_units: int | None = None, max_span: int | None = None,
             reassociate_chains: bool = True, formats=None, cache=None,
             scheduler: str | None = None, workers: int | None = None,
-            progress=None) -> Exploration:
+            progress=None, simulate: bool = True) -> Exploration:
     """Searches the fusion space of ``model`` (see the module doc) and simulates the ``top``
     fastest predicted solutions and the plan's ``configurations`` (default: all of them).
 
@@ -203,7 +205,9 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
     published workload's pruned weights); ``cache``: folder of simulated points (default:
     none kept); ``scheduler``: a Dask
     scheduler address (default: a LocalCluster of ``workers`` processes, every core);
-    ``progress(name, cached)``: called per finished point.
+    ``progress(name, cached)``: called per finished point; without ``simulate`` every point
+    is predicted by the cost model in this process instead (models too large to simulate;
+    nothing cached; each result says ``source: cost model``).
     """
     import fuseflow
 
@@ -235,9 +239,19 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
         points += [Point(name, name) for name in names]
     keys = [point_key(graph, data, arch, p, formats) for p in points]
     payload = Payload(model, tuple(inputs), plan, dict(formats))
-    results, counters = simulate_points(points, payload, keys, store,
-                                        arch=arch, scheduler=scheduler, workers=workers,
-                                        progress=progress)
+    if simulate:
+        results, counters = simulate_points(points, payload, keys, store,
+                                            arch=arch, scheduler=scheduler, workers=workers,
+                                            progress=progress)
+    else:
+        measured = [source(t) for t in inputs]
+        results = {}
+        for p in points:
+            results[p.name] = predict_point(program, payload, p, arch, measured)
+            if progress:
+                progress(p.name, False)
+        counters = {"cached": 0, "simulated": 0, "predicted": len(points),
+                    "cached_points": []}
     rows = []
     for point in points:
         row = {**point.to_dict(), "simulated": results.get(point.name, {}),

@@ -167,6 +167,28 @@ def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
             "seconds": time.perf_counter() - start}
 
 
+def predict_point(program, spec: Payload, point: Point, arch=None, measured=None) -> dict:
+    """Compiles ``point`` and predicts it with the cost model instead of simulating (for
+    models too large to simulate): the same fields as :func:`simulate_point`, ``source``
+    ``"cost model"``. ``measured``: the inputs' :class:`~fuseflow.explore.Measured`
+    statistics, shared between points."""
+    import time
+
+    from fuseflow.explore.costmodel import CostModel, source
+
+    start = time.perf_counter()
+    if point.reassociated:
+        program = _reassociated(program, point.reassociated)
+    compiled = program.compile(point.schedule(spec.formats))
+    inputs = measured if measured is not None else [source(t) for t in spec.inputs]
+    pred = CostModel(compiled, arch).predict(*inputs)
+    kernels = [{"name": info.name, "order": list(info.schedule.order), "cycles": k.cycles}
+               for info, k in zip(compiled.kernels, pred.kernels)]
+    totals = {key: pred.total(key) for key in ("ops", "bytes_read", "bytes_written")}
+    return {"cycles": pred.cycles, "kernels": kernels, **totals, "source": "cost model",
+            "seconds": time.perf_counter() - start}
+
+
 def _reassociated(program, names: tuple[str, ...]):
     """A copy of ``program`` compiling its import with the chains ``names`` reassociated."""
     import copy

@@ -47,6 +47,9 @@ def register(commands) -> None:
                         help="largest candidate kernel, in units (default: no bound)")
     parser.add_argument("--no-reassociate", action="store_true",
                         help="do not consider reassociating chains of products")
+    parser.add_argument("--predict-only", action="store_true",
+                        help="predict the points with the cost model instead of simulating "
+                        "them (models too large to simulate)")
     parser.add_argument("--cache", type=Path, default=None,
                         help="folder of cached simulated points (default OUTPUT/cache)")
     parser.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
@@ -76,14 +79,14 @@ def cmd_explore(args) -> int:
         found = explore(model, inputs, plan, top=args.top, orders=args.orders,
                         max_units=args.max_units, reassociate_chains=not args.no_reassociate,
                         cache=cache, scheduler=args.scheduler, workers=args.workers,
-                        progress=progress)
+                        progress=progress, simulate=not args.predict_only)
     doc = {"app": app.name, "preset": args.preset,
            "dataset": args.dataset or app.default_datasets[args.preset], **found.to_dict()}
     args.output.mkdir(parents=True, exist_ok=True)
     (args.output / "explore.json").write_text(json.dumps(doc, indent=1))
     found.plot(args.output / "pareto.png")
-    out.print(tty.table(f"fuseflow explore {app.name} ({args.preset}): simulated points, "
-                        "fastest first",
+    what = "points predicted by the cost model" if args.predict_only else "simulated points"
+    out.print(tty.table(f"fuseflow explore {app.name} ({args.preset}): {what}, fastest first",
                         ["rank", "point", "kernels", "cycles", "vs best", "predicted",
                          "cached"], found.rows(), right={"rank", "cycles", "vs best",
                                                          "predicted"}))
@@ -99,7 +102,8 @@ def cmd_explore(args) -> int:
     vs = found.named_speedup()
     if vs is not None:
         out.print(f"vs the fastest named configuration ({vs[0]}): {vs[1]:.2f}x")
-    out.print(f"points: {c['simulated']} simulated, {c['cached']} cached; search "
+    out.print(f"points: {c['simulated']} simulated, {c['cached']} cached, "
+              f"{c.get('predicted', 0)} predicted only; search "
               f"{c['search_seconds']:.1f} s, total {c['total_seconds']:.1f} s")
     out.print(f"wrote {args.output / 'explore.json'} and {args.output / 'pareto.png'}")
     sys.stdout.flush()
