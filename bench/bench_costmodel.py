@@ -164,7 +164,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
 
-    rows, rate = [], None            # rate: simulated tokens per second so far
+    rows, rate, most = [], None, 0.0   # rate: simulated tokens per second so far
     cases = [] if args.no_kernels else [kernel_cases(args.kernel_scales)]
     cases.insert(0, application_cases(args.apps, args.presets))
     for source in cases:
@@ -174,9 +174,11 @@ def main(argv=None) -> dict:
             simulate = estimate <= args.sim_budget
             repeats = args.repeats if estimate * args.repeats <= args.sim_budget else 1
             row = measure_case(name, compiled, inputs, repeats if simulate else 1, simulate)
-            if simulate:
-                tokens = row["simulated"]["tokens"]
-                rate = min(rate or float("inf"), tokens / row["sim_seconds"])
+            if simulate and row["simulated"]["tokens"] > most:
+                # The rate of the largest case so far: small cases are dominated by fixed
+                # costs and would make every large one look over budget.
+                most = row["simulated"]["tokens"]
+                rate = most / row["sim_seconds"]
             rows.append(row)
             _print_row(row)
     summary = summarize(rows)
