@@ -43,6 +43,7 @@ def _root(block, ins, ctx, out):
 def _scan(block, ins, ctx, out):
     parent = ins[0][-1]
     data = parent.data
+    sizes = None
     tensor = block.attrs.get("tensor")
     if tensor is None:
         stats = None
@@ -58,6 +59,7 @@ def _scan(block, ins, ctx, out):
             # often its parent coordinate occurs.
             items = float(parent.hist @ stats.by_parent)
             empty = float(parent.hist @ stats.empty_by_parent)
+            sizes = (parent.hist, stats.by_parent)
         else:
             items, empty = data * stats.mean, data * stats.empty_fraction
     if fmt == "dense":
@@ -66,7 +68,8 @@ def _scan(block, ins, ctx, out):
         hist = stats.coords * (items / stats.items)
     else:
         hist = None
-    level = parent.child(items + parent.nulls, empty, parent.nulls, size, hist=hist)
+    level = parent.child(items + parent.nulls, empty, parent.nulls, size, hist=hist,
+                         sizes=sizes)
     if fmt != "dense":
         out.crd_reads = items
         if fmt != "singleton":
@@ -126,7 +129,13 @@ def _joiner(block, ins, ctx, out):
             aj = joined / (n_fibers * pj) if pj else 0.0
             au = merged / (n_fibers * pu) if pu else 0.0
     items = n_fibers * pj * aj
-    level = parent.child(items, n_fibers * (1.0 - pj), size=size, hist=hist)
+    sizes = None
+    known = [p[-1] for p in crds if p[-1].sizes is not None and p[-1].data]
+    if known and not union:
+        # The joined fibers thin the known ones uniformly.
+        weights, each = known[0].sizes
+        sizes = (weights, each * (items / known[0].data))
+    level = parent.child(items, n_fibers * (1.0 - pj), size=size, hist=hist, sizes=sizes)
     out.steps = n_fibers * pu * au + sum(p[-1].nulls for p in crds) + level.stops + 1.0
     outs = [profile[:-1] + (level,)]
     port = len(groups)
@@ -193,6 +202,7 @@ def _spacc(block, ins, ctx, out):
     above, reduced = values[r - 1], values[r]
     nonempty = max(above.items - max(reduced.bare - above.bare, 0.0), 0.0)
     draws = reduced.items / nonempty if nonempty else 0.0
+    weights, by_size = _fiber_sizes(reduced, nonempty, draws)
     out.ops = values[-1].data
     out.steps = tokens(values)
     levels: list[Level] = []
@@ -205,15 +215,17 @@ def _spacc(block, ins, ctx, out):
         if j == 0 and crd.hist is not None and reduced.items:
             # Each reduced item holds coordinate c with probability hist(c) / items; a
             # fiber of `draws` items keeps c unless every one misses it.
-            q = np.minimum(crd.hist / reduced.items, 1.0)
-            hist = nonempty * -np.expm1(draws * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+            # Averaged over the fibers' sizes (the formula is concave in the size).
+            q = np.log1p(-np.minimum(crd.hist / reduced.items, 1.0 - 1e-12))
+            hist = weights @ -np.expm1(np.outer(by_size, q))
             keys = float(hist.sum())
         else:
             per_item = crd.data / reduced.items if reduced.items else 0.0
-            keys = nonempty * distinct(draws, per_item, space)
+            keys = float(sum(w * distinct(d, per_item, space)
+                             for w, d in zip(weights, by_size)))
         if j == 0:
             empty_below = own_empty(ins[0]) / reduced.items if reduced.items else 0.0
-            empty = (above.items - nonempty) + nonempty * empty_below ** draws
+            empty = (above.items - nonempty) + float(weights @ (empty_below ** by_size))
         else:
             empty = 0.0
         level = parent.child(keys, empty, size=crd.size, hist=hist)
@@ -227,6 +239,22 @@ def _spacc(block, ins, ctx, out):
     outs = [head + tuple(levels[:j + 1]) for j in range(n)]
     outs.append(head + tuple(levels[:-1]) + (levels[-1].with_(nonzero=min(merged, 1.0)),))
     return outs
+
+
+def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
+    """``(weights, sizes)`` of the fibers an accumulator merges: their measured sizes when the
+    reduced level knows them (and they add up to its items), else ``nonempty`` fibers of the
+    mean size ``draws``."""
+    if reduced.sizes is not None and reduced.items:
+        weights, sizes = reduced.sizes
+        total = float(weights @ sizes)
+        if abs(total - reduced.items) <= 0.01 * reduced.items:
+            keep = (weights > 0) & (sizes > 0)
+            unique, index = np.unique(sizes[keep], return_inverse=True)
+            grouped = np.bincount(index, weights=weights[keep], minlength=len(unique))
+            scale = nonempty / grouped.sum() if grouped.sum() else 0.0
+            return grouped * scale, unique
+    return np.array([nonempty]), np.array([draws])
 
 
 def _crddrop(block, ins, ctx, out):

@@ -44,6 +44,11 @@ class Level:
     """Expected data tokens per coordinate value (``size`` entries) of a coordinate stream,
     or of a reference stream into a dense level (whose references follow the coordinates);
     None when coordinates are taken as uniform."""
+    sizes: tuple | None = None
+    """``(weights, sizes)``: how many fibers of this level hang under each parent coordinate
+    and their mean data tokens (a measured scan under a dense level: e.g. node degrees),
+    so a rule concave in the fiber size can average over fibers instead of applying itself
+    to the mean; None when unknown."""
 
     @property
     def data(self) -> float:
@@ -56,9 +61,11 @@ class Level:
         return self.items + self.stops + 1.0
 
     def child(self, items: float, empty: float, nulls: float = 0.0, size: float = 0.0,
-              nonzero: float = 1.0, hist: np.ndarray | None = None) -> "Level":
+              nonzero: float = 1.0, hist: np.ndarray | None = None,
+              sizes: tuple | None = None) -> "Level":
         """The level a scanner builds below this one (the scanner rule)."""
-        return Level(items, nulls, self.items + self.bare, empty + self.bare, size, nonzero, hist)
+        return Level(items, nulls, self.items + self.bare, empty + self.bare, size, nonzero, hist,
+                     sizes)
 
     def histogram(self) -> np.ndarray:
         """:attr:`hist`, or the uniform spread of the data tokens over ``size`` coordinates."""
