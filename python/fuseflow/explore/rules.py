@@ -241,6 +241,10 @@ def _spacc(block, ins, ctx, out):
     return outs
 
 
+SIZE_BINS = 64
+"""Fiber sizes an accumulator's keys are averaged over (more distinct sizes are binned)."""
+
+
 def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
     """``(weights, sizes)`` of the fibers an accumulator merges: their measured sizes when the
     reduced level knows them (and they add up to its items), else ``nonempty`` fibers of the
@@ -252,6 +256,15 @@ def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
             keep = (weights > 0) & (sizes > 0)
             unique, index = np.unique(sizes[keep], return_inverse=True)
             grouped = np.bincount(index, weights=weights[keep], minlength=len(unique))
+            if len(unique) > SIZE_BINS:
+                # Sizes in bins of about equal weight, each at its mean size.
+                edges = np.searchsorted(np.cumsum(grouped) / grouped.sum(),
+                                        np.linspace(0.0, 1.0, SIZE_BINS + 1)[1:-1])
+                bin_of = np.searchsorted(edges, np.arange(len(unique)), side="right")
+                total = np.bincount(bin_of, weights=grouped, minlength=SIZE_BINS)
+                mass = np.bincount(bin_of, weights=grouped * unique, minlength=SIZE_BINS)
+                used = total > 0
+                grouped, unique = total[used], mass[used] / total[used]
             scale = nonempty / grouped.sum() if grouped.sum() else 0.0
             return grouped * scale, unique
     return np.array([nonempty]), np.array([draws])
