@@ -15,13 +15,14 @@ level, 16.0× for 4 × 4; near-linear up to 64.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
+
+from fuseflow.reproduce.studies import save_figure
 
 PUBLISHED = {("level1", 2): 2.00, ("level1", 4): 4.00, ("level2", 2): 2.00,
              ("level2", 4): 4.00, ("4x4", 16): 16.0}
@@ -163,23 +164,7 @@ def plot(doc: dict[str, Any], path) -> Path:
     ax.set_ylabel("speedup over 1 lane")
     ax.set_title(f"Figure 15: multi-head attention in lanes ({doc['preset']})")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def write(doc: dict[str, Any], folder) -> dict[str, Path]:
-    """Writes ``fig15.json``, ``fig15.md`` and ``fig15.png`` into ``folder``."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {"json": folder / "fig15.json", "markdown": folder / "fig15.md",
-             "plot": folder / "fig15.png"}
-    paths["json"].write_text(json.dumps(doc, indent=1) + "\n")
-    paths["markdown"].write_text(markdown(doc))
-    plot(doc, paths["plot"])
-    return paths
+    return save_figure(fig, path)
 
 
 def failed(doc: dict[str, Any]) -> list[str]:

@@ -22,7 +22,6 @@ cycles. ``shared/reference/workloads.md`` lists the study (BigBird attention at 
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
+
+from fuseflow.reproduce.studies import save_figure
 
 
 @dataclass(frozen=True)
@@ -165,23 +166,7 @@ def plot(doc: dict[str, Any], path) -> Path:
     ax.set_ylabel("cycles")
     ax.set_title(f"Figure 16: BigBird attention, sparsity blocking ({doc['preset']})")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def write(doc: dict[str, Any], folder) -> dict[str, Path]:
-    """Writes ``fig16.json``, ``fig16.md`` and ``fig16.png`` into ``folder``."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {"json": folder / "fig16.json", "markdown": folder / "fig16.md",
-             "plot": folder / "fig16.png"}
-    paths["json"].write_text(json.dumps(doc, indent=1) + "\n")
-    paths["markdown"].write_text(markdown(doc))
-    plot(doc, paths["plot"])
-    return paths
+    return save_figure(fig, path)
 
 
 def failed(doc: dict[str, Any]) -> list[str]:

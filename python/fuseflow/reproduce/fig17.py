@@ -16,13 +16,14 @@ Published (``shared/reference/workloads.md``): 15 legal orders of ``i, j, k, l``
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
+
+from fuseflow.reproduce.studies import save_figure
 
 PUBLISHED_LEGAL = 15
 SPARSITY = 0.9
@@ -120,8 +121,9 @@ def measure(preset: str = "published", engine: str = "fast", seed: int = 0,
                                                          order=order))
         except Exception as err:  # noqa: BLE001 - an illegal order is a result, with its reason
             letters = {name: v for v, name in loop.items()}
-            row.update(legal=False, reason=re.sub(r"\bd\d+\b", lambda m: letters.get(
-                m.group(0), m.group(0)), _reason(err)))
+            row.update(legal=False, reason=re.sub(
+                r"\bd\d+\b", lambda m, names=letters: names.get(m.group(0), m.group(0)),
+                _reason(err)))
             rows.append(row)
             continue
         result = compiled.simulate(*data, engine=engine)
@@ -201,23 +203,7 @@ def plot(doc: dict[str, Any], path) -> Path:
     ax.set_ylabel("cycles")
     ax.set_title(f"Figure 17: X = (A·B)·C on Karate Club, {doc['legal']} legal orders, "
                  f"best/worst {doc['best_worst_ratio']}×", fontsize=9)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def write(doc: dict[str, Any], folder) -> dict[str, Path]:
-    """Writes ``fig17.json``, ``fig17.md`` and ``fig17.png`` into ``folder``."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {"json": folder / "fig17.json", "markdown": folder / "fig17.md",
-             "plot": folder / "fig17.png"}
-    paths["json"].write_text(json.dumps(doc, indent=1) + "\n")
-    paths["markdown"].write_text(markdown(doc))
-    plot(doc, paths["plot"])
-    return paths
+    return save_figure(fig, path)
 
 
 def failed(doc: dict[str, Any]) -> list[str]:

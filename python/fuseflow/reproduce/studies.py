@@ -7,19 +7,45 @@ Figure 17 (the dataflow orders of nested SpMMs, :mod:`~fuseflow.reproduce.fig17`
     fuseflow reproduce fig16 --preset small      # fig16.json, fig16.md, fig16.png
     fuseflow reproduce fig17                      # fig17.json, fig17.md, fig17.png
 
-Each module has ``measure(preset, engine, seed, progress) -> document``, ``write(document,
-folder)``, ``markdown(document)`` and ``failed(document)``.
+Each module has ``measure(preset, engine, seed, progress) -> document``,
+``markdown(document)``, ``plot(document, path)`` and ``failed(document)``;
+:func:`write_study` writes the three files.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 
 STUDIES = {"fig15": "fuseflow.reproduce.fig15", "fig16": "fuseflow.reproduce.fig16",
            "fig17": "fuseflow.reproduce.fig17"}
 """Figure -> the module that measures it."""
+
+
+def write_study(figure: str, module, doc: dict, folder) -> dict[str, Path]:
+    """Writes ``<figure>.json``, ``.md`` (``module.markdown``) and ``.png`` (``module.plot``)
+    into ``folder``; returns their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"json": folder / f"{figure}.json", "markdown": folder / f"{figure}.md",
+             "plot": folder / f"{figure}.png"}
+    paths["json"].write_text(json.dumps(doc, indent=1) + "\n")
+    paths["markdown"].write_text(module.markdown(doc))
+    module.plot(doc, paths["plot"])
+    return paths
+
+
+def save_figure(fig, path) -> Path:
+    """Lays out and saves a matplotlib figure as ``path`` (110 dpi), then closes it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def run_study(figure: str, preset: str, out: Path, engine: str = "fast", seed: int = 0) -> int:
@@ -32,7 +58,7 @@ def run_study(figure: str, preset: str, out: Path, engine: str = "fast", seed: i
         doc = module.measure(preset, engine=engine, seed=seed,
                              progress=lambda text: steps.start(f"{figure}: {text}"))
         steps.done()
-    paths = module.write(doc, out)
+    paths = write_study(figure, module, doc, out)
     out_console = tty.make_console()
     out_console.print(module.markdown(doc), markup=False, soft_wrap=True)
     for what, path in paths.items():
