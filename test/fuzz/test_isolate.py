@@ -64,3 +64,16 @@ def test_results_of_consecutive_seed_ranges_merge_into_one():
     assert merged["seconds"] == 3.0 and merged["first_seed"] == 0
     with pytest.raises(ValueError, match="not consecutive"):
         merge_results([parts[0], {**parts[1], "first_seed": 1}])
+
+
+def test_clean_errors_group_by_the_line_that_says_what_failed():
+    from fuseflow.fuzz.outcome import _shape_of
+
+    pipeline = ('CompileError: Failure while executing pass pipeline:\nerror: "amax"(callsite('
+                '"m.py":84:0 at callsite("m.py":156:0 at "f.py":82:0))): a max reduction over '
+                'a non-innermost index variable is not supported')
+    assert _shape_of(pipeline) == ("CompileError: a max reduction over a non-innermost index "
+                                   "variable is not supported")
+    located = "MLIRError: operand #2 of 'x' loc(\"a\":1:2)"
+    assert _shape_of(located) == "MLIRError: operand #N of 'x' "
+    assert _shape_of("expected '{' to begin a region") == "expected '{' to begin a region"

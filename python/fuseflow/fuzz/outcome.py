@@ -143,8 +143,19 @@ def merge_results(results: list[dict]) -> dict:
 
 
 def _shape_of(detail: str) -> str:
-    """An error message without its location and numbers, to group similar errors."""
+    """An error message without its location and numbers, to group similar errors: the error
+    class and the first line of its message that says something (a pass pipeline's failure
+    names the diagnostic on a later line, after the op and its call site)."""
     import re
 
-    text = re.sub(r"loc\(.*?\)", "", detail.splitlines()[0] if detail else "")
+    lines = detail.splitlines() or [""]
+    kind, sep, first = lines[0].partition(": ")
+    if sep:
+        text = next((line for line in [first, *lines[1:]]
+                     if line.strip() and not line.rstrip().endswith(":")), first).strip()
+        text = re.sub(r"^error: [^(]*\(.*?\)+: ", "", text)
+        text = f"{kind}: {re.sub(r'^error: ', '', text)}"
+    else:
+        text = lines[0]
+    text = re.sub(r"loc\(.*?\)", "", text)
     return re.sub(r"\d+", "N", text)[:160]
