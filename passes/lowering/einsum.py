@@ -557,7 +557,29 @@ def extract_kernel(results: list, arg_index: dict, loc) -> KernelExpr:
                                 "not supported; fuse it into the select that reads it")
         out_vars = _output_vars(result_type, dims, producer.location)
         roots.append(Root(expr, out_vars, result_type, index, producer.location))
-    return KernelExpr(roots, ex.uses, dict(sorted(ex.sizes.items(), key=lambda kv: _var_rank(kv[0]))), loc)
+    kernel = KernelExpr(roots, ex.uses, dict(sorted(ex.sizes.items(), key=lambda kv: _var_rank(kv[0]))), loc)
+    return _without_dead_uses(kernel)
+
+
+def _without_dead_uses(kernel: KernelExpr) -> KernelExpr:
+    """``kernel`` without the uses no result reads, the others renumbered in order (a uid is a
+    use's index in ``kernel.uses``), and without the variables only dead uses had. Dead uses
+    are left by folds that drop operands after extracting them (a comparison's own copies of
+    fused producers when its select becomes a max): no order visits their variables."""
+    live: list[Use] = []
+    for root in kernel.roots:
+        _collect(root.expr, Use, live)
+    alive = {u.uid for u in live}
+    if len(alive) == len(kernel.uses):
+        return kernel
+    kept = [u for u in kernel.uses if u.uid in alive]
+    replacement = {u.uid: replace(u, uid=index) for index, u in enumerate(kept)}
+    pruned = kernel.with_uses(replacement)
+    pruned.uses = [replacement[u.uid] for u in kept]
+    used = set().union(*(r.out_vars for r in pruned.roots), *(expr_vars(r.expr) for r in pruned.roots),
+                       *(u.vars for u in pruned.uses), *(red.vars for red in pruned.reduces()))
+    pruned.sizes = {v: n for v, n in pruned.sizes.items() if v in used}
+    return pruned
 
 
 def _output_dims(generic, result: int, loops: list[str]) -> list:
