@@ -44,24 +44,23 @@ from dataclasses import dataclass
 
 from fuseflow import mlir
 from fuseflow.dialects.builders import TERMINATOR, create_container
-from fuseflow.dialects.types import UnsupportedTypeError, storage_levels
 from fuseflow.passes.base import Pass
-from fuseflow.passes.ir_utils import (build_transpose, funcs, generic_inputs, generic_outputs,
-                                      is_trivial_producer, op_of)
+from fuseflow.passes.ir_utils import (
+    build_transpose,
+    funcs,
+    generic_inputs,
+    generic_outputs,
+    is_trivial_producer,
+    op_of,
+)
+from fuseflow.passes.lowering.einsum import is_row_major
 
 RESHAPES = ("tensor.extract_slice", "tensor.expand_shape", "tensor.collapse_shape")
 
 
 def is_dense(tensor_type) -> bool:
     """A ranked tensor stored densely in row-major order (no encoding, or all-dense identity)."""
-    if not isinstance(tensor_type, mlir.RankedTensorType):
-        return False
-    try:
-        _, levels = storage_levels(tensor_type)
-    except UnsupportedTypeError:
-        return False
-    return all(lv.format == "dense" and lv.kind == "id" for lv in levels) and \
-        [lv.dim for lv in levels] == list(range(len(levels)))
+    return isinstance(tensor_type, mlir.RankedTensorType) and is_row_major(tensor_type)
 
 
 def permutation_of(op) -> list[int] | None:

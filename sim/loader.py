@@ -134,6 +134,11 @@ def _level_view(attrs: dict, inputs: list, outputs: tuple, body):
 
 
 def _joiner_view(attrs: dict, inputs: list, outputs: tuple, body):
+    """:func:`joiner_ports` (the view table's signature)."""
+    return joiner_ports(attrs, inputs, outputs)
+
+
+def joiner_ports(attrs: dict, inputs: list, outputs: tuple):
     """Reorders a joiner's ports so each coordinate input's references and values (fused
     intermediates travel through joiners like references) form one group of ``ref_groups``."""
     refs = list(attrs["ref_groups"])

@@ -14,7 +14,7 @@ from fuseflow.dialects.primitives import primitive
 from fuseflow.dialects.types import storage_levels
 from fuseflow.passes.lowering.builder import Stream, TensorArg
 from fuseflow.sim.graph import Block, BlockGraph
-from fuseflow.sim.loader import tensor_format
+from fuseflow.sim.loader import joiner_ports, tensor_format
 
 
 def graph_input_types(plan, input_types) -> list:
@@ -71,7 +71,7 @@ def plan_graph(plan, input_types) -> BlockGraph:
                 level = lv[attrs["level"]]
                 attrs.update(format=level.format, size=level.size(shape))
         elif kind in ("intersect", "union"):
-            inputs, outputs = _joiner(attrs, inputs, outputs)
+            inputs, outputs = joiner_ports(attrs, inputs, outputs)
         elif kind in ("fork", "join"):
             attrs["lanes"] = max(len(inputs), len(outputs))
         if name in taken_names:
@@ -82,19 +82,3 @@ def plan_graph(plan, input_types) -> BlockGraph:
     return graph
 
 
-def _joiner(attrs: dict, inputs: list, outputs: tuple):
-    """The loader's port grouping of a joiner (:func:`fuseflow.sim.loader._joiner_view`)."""
-    refs = list(attrs["ref_groups"])
-    n = len(refs)
-    vals = list(attrs.pop("val_groups") or [0] * n)
-    crd_in, ref_in = inputs[:n], inputs[n:n + sum(refs)]
-    val_in = inputs[n + sum(refs):]
-    ref_out, val_out = outputs[1:1 + sum(refs)], outputs[1 + sum(refs):]
-    new_in, new_out = list(crd_in), [outputs[0]]
-    r = v = 0
-    for g_ref, g_val in zip(refs, vals):
-        new_in += ref_in[r:r + g_ref] + val_in[v:v + g_val]
-        new_out += list(ref_out[r:r + g_ref]) + list(val_out[v:v + g_val])
-        r, v = r + g_ref, v + g_val
-    attrs["ref_groups"] = tuple(a + b for a, b in zip(refs, vals))
-    return new_in, tuple(new_out)
