@@ -205,3 +205,42 @@ def test_accumulator_averages_over_measured_fiber_sizes(monkeypatch):
                                                           np.array([draws])))
     by_mean = spacc_error()
     assert abs(by_size) < 0.08 < 0.12 < by_mean
+
+
+def test_accumulator_draws_coordinates_without_replacement(monkeypatch):
+    """Row-wise SpGEMM A·I (GCN's one-hot features): row i of A merges rows of I that share
+    no column, so its keys are its row's coordinates. A fiber's coordinates are distinct
+    (drawn without replacement): the hypergeometric miss probability gets the keys right,
+    where independent draws ((1 - 1/n)^d per key) undercount dense rows (GCN tiny full
+    fusion: -10% operations)."""
+    import torch
+
+    from fuseflow.explore import joins, rules
+
+    kernel = KERNELS["spgemm"]
+    shapes = kernel.inputs(0.5, scale=4)
+    compiled = fuseflow.compile(kernel.module(), shapes,
+                                fuseflow.Schedule(formats=dict(kernel.declared)))
+    (rows, inner), cols = shapes[0].shape, shapes[1].shape[1]
+    n = min(inner, cols)
+    gen = torch.Generator().manual_seed(5)
+    a = (torch.rand(rows, inner, generator=gen) < 0.6).float()
+    eye = torch.zeros(inner, cols)
+    eye[torch.arange(n), torch.arange(n)] = 1.0
+    inputs = [a.to_sparse_csr(), eye.to_sparse_csr()]
+    sim = compiled.simulate(*inputs, engine="fast").run.kernels[0].result
+
+    def errors():
+        pred = predict(compiled, *inputs).kernels[0]
+        name = next(n for n, blk in pred.blocks.items() if blk.kind == "spacc")
+        got, want = (sum(x.tokens_out.values()) for x in (pred.blocks[name], sim.blocks[name]))
+        return (got - want) / want, pred.summary()["ops"] / sim.summary()["ops"] - 1
+
+    keys, ops = errors()
+    assert abs(keys) < 0.01 and abs(ops) < 0.01
+    # 10 distinct draws out of 12 coordinates, one of which holds the key: it is missed
+    # with probability 2/12 (binomial: (11/12)^10 = 0.42).
+    assert joins.misses(np.array([10.0]), np.array([1 / 12]), 12)[0, 0] == pytest.approx(2 / 12)
+    monkeypatch.setattr(rules, "misses", lambda d, q, population: joins.misses(d, q, 0.0))
+    binomial, _ = errors()
+    assert binomial < -0.05

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+from scipy.special import gammaln
+
 
 def disjoint(a: float, b: float, n: float) -> float:
     """Probability that random subsets of sizes ``a`` and ``b`` of ``n`` coordinates are
@@ -48,3 +51,23 @@ def distinct(draws: float, per_draw: float, space: float) -> float:
     if per_draw >= space:
         return space
     return space * -math.expm1(draws * math.log1p(-per_draw / space))
+
+
+def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
+    """``[i, c]``: probability that a fiber of ``draws[i]`` distinct coordinates, out of the
+    ``population`` coordinates of its level, misses key ``c``, which ``n_c = q[c] ·
+    population`` of them hold: the hypergeometric ``C(J − n_c, d) / C(J, d)`` (the
+    coordinates of a fiber are drawn without replacement; the binomial ``(1 − q)^d`` is its
+    limit for ``J ≫ d`` and undercounts the keys of fibers that cover much of their level).
+    Keys sharing ``n_c`` (measured counts take few values) are evaluated once."""
+    d = np.asarray(draws, dtype=float)[:, None]
+    J = float(population)
+    if J < max(float(d.max(initial=0.0)), 1.0):          # population unknown: binomial
+        return np.exp(d * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+    unique, index = np.unique(np.minimum(q, 1.0) * J, return_inverse=True)
+    n = unique[None, :]
+    ok = n + d <= J
+    n, k = np.where(ok, n, 0.0), np.where(ok, d, 0.0)
+    out = np.exp(gammaln(J - n + 1.0) + gammaln(J - k + 1.0) - gammaln(J + 1.0)
+                 - gammaln(J - n - k + 1.0))
+    return np.where(ok, out, 0.0)[:, index]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fuseflow.explore.joins import distinct, fold
+from fuseflow.explore.joins import distinct, fold, misses
 from fuseflow.explore.prediction import BlockPrediction
 from fuseflow.explore.stats import TensorStats
 from fuseflow.explore.streams import ROOT, Level, Profile, fibers, own_empty, tokens
@@ -216,8 +216,8 @@ def _spacc(block, ins, ctx, out):
             # Each reduced item holds coordinate c with probability hist(c) / items; a
             # fiber of `draws` items keeps c unless every one misses it.
             # Averaged over the fibers' sizes (the formula is concave in the size).
-            q = np.log1p(-np.minimum(crd.hist / reduced.items, 1.0 - 1e-12))
-            hist = weights @ -np.expm1(np.outer(by_size, q))
+            q = np.minimum(crd.hist / reduced.items, 1.0)
+            hist = weights @ (1.0 - misses(by_size, q, reduced.size))
             keys = float(hist.sum())
         else:
             per_item = crd.data / reduced.items if reduced.items else 0.0
