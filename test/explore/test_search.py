@@ -100,10 +100,29 @@ def test_join_keeps_the_pareto_front_with_a_max_objective():
 
     front, _ = join(graph, options)
     assert _costs(front) == _costs(result_front)
-    # Unfused: 30 cycles, buffer max(5, 1, 1) = 5, 3 bytes.
-    assert (30, 5, 3) in _costs(front)
+    # Unfused: 30 cycles, buffer max(5, 1, 1) = 5, 3 bytes, 1 lane.
+    assert (30, 5, 3, 1) in _costs(front)
     assert count_space(graph, options) == 4
     assert [s.cost for s in pareto(front)] == [s.cost for s in front]
+
+
+def test_lanes_are_an_objective_so_more_lanes_do_not_dominate():
+    """A kernel forked into 4 lanes is faster but uses more lanes: both stay on the front,
+    and a partition's lanes are its widest kernel's."""
+    graph = _chain(2)
+    u0, u1 = (frozenset([u]) for u in graph.units)
+    from fuseflow.explore.evaluate import Option
+    from fuseflow.explore.search import join
+
+    options = {u0: [Option(u0, ("d0",), Cost(40, 1, 1)),
+                    Option(u0, ("d0",), Cost(12, 4, 1, 4.0), parallel=(("d0", 4),))],
+               u1: [Option(u1, ("d0",), Cost(10, 1, 1)),
+                    Option(u1, ("d0",), Cost(6, 2, 1, 2.0), parallel=(("d0", 2),))]}
+    front, _ = join(graph, options)
+    assert _costs(front) == _costs(exhaustive(graph, options))
+    costs = _costs(front)
+    assert (50, 1, 2, 1) in costs and (18, 4, 2, 4) in costs and (46, 2, 2, 2) in costs
+    assert (22, 4, 2, 4) not in costs          # dominated by (18, 4, 2, 4)
 
 
 def test_decoder_layers_share_analyses_and_plans_with_the_same_costs():

@@ -25,6 +25,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fuseflow import mlir
+from fuseflow.explore.axes import (
+    Choice,
+    KernelContext,
+    choices,
+    default_axes,
+    forked_plan,
+    tile_costs,
+)
 from fuseflow.explore.costmodel import Density, Measured, _Estimated, layout_stats, source
 from fuseflow.explore.kernel import cost_table, predict_graph, topological
 from fuseflow.explore.plangraph import graph_input_types, plan_graph
@@ -41,6 +49,7 @@ from fuseflow.passes.lowering.plan import (
     legal_orders,
     shared_analyses,
 )
+from fuseflow.passes.sam_parallelize import ParallelizeError
 from fuseflow.passes.schedule import SchedulePass, kernel_name, kernels
 from fuseflow.pipeline import Pipeline
 from fuseflow.sim.arch import Arch
@@ -63,32 +72,46 @@ class Cost:
     one after the other, so buffers are reused: a partition's buffer is the max)."""
     materialized: float
     """Bytes written off chip (kernel results: intermediates and outputs), summed."""
+    lanes: float = 1.0
+    """Lanes (area): the most any kernel forks into (kernels run one after the other on the
+    same lanes: a partition's lanes are the max; :mod:`fuseflow.explore.axes`)."""
 
     def __add__(self, other: "Cost") -> "Cost":
         return Cost(self.cycles + other.cycles, max(self.buffer, other.buffer),
-                    self.materialized + other.materialized)
+                    self.materialized + other.materialized, max(self.lanes, other.lanes))
 
     def dominates(self, other: "Cost") -> bool:
         """No worse in every objective and better in one."""
         return (self.cycles <= other.cycles and self.buffer <= other.buffer
-                and self.materialized <= other.materialized and self != other)
+                and self.materialized <= other.materialized and self.lanes <= other.lanes
+                and self != other)
 
-    def as_tuple(self) -> tuple[float, float, float]:
-        return (self.cycles, self.buffer, self.materialized)
+    def as_tuple(self) -> tuple[float, float, float, float]:
+        return (self.cycles, self.buffer, self.materialized, self.lanes)
 
 
-ZERO = Cost(0.0, 0.0, 0.0)
+OBJECTIVES = ("cycles", "buffer_bytes", "materialized_bytes", "lanes")
+"""The names of :meth:`Cost.as_tuple`'s fields (as JSON keys)."""
+
+ZERO = Cost(0.0, 0.0, 0.0, 1.0)
 
 
 @dataclass(frozen=True)
 class Option:
-    """One evaluated candidate kernel: a group under one order, and its predicted cost."""
+    """One evaluated candidate kernel: a group under one schedule choice (order, forked
+    levels, tile shape; :class:`~fuseflow.explore.axes.Choice`), and its predicted cost."""
 
     group: frozenset
     order: tuple[str, ...]
     cost: Cost
     ops: float = 0.0
     bytes_read: float = 0.0
+    parallel: tuple[tuple[str, int], ...] = ()
+    block: tuple[int, ...] = ()
+
+    @property
+    def choice(self) -> Choice:
+        return Choice(self.order, self.parallel, self.block)
 
 
 def pareto(items, key=lambda x: x.cost) -> list:
@@ -141,16 +164,34 @@ class KernelEvaluator:
     _plans: dict = field(default_factory=dict, repr=False)
     _sources: list = field(default_factory=list, repr=False)
     _analyses: dict = field(default_factory=dict, repr=False)
+    _products: dict = field(default_factory=dict, repr=False)
+    _baselined: bool = field(default=False, repr=False)
     analyzed: int = 0
     """Distinct kernel structures analysed and planned (the rest reuse their plans)."""
     share: bool = True
     """Share analyses and plans between structurally identical kernels (False: plan every
     kernel itself; for checking)."""
 
+    axes: list | None = None
+    """The per-kernel candidate generators (:mod:`fuseflow.explore.axes`; default: the
+    ``orders`` best legal orders only)."""
+
     def __post_init__(self):
         self.module = self.module if self.module is not None else self.program.module
+        if self.axes is None:
+            self.axes = default_axes(self.orders)
         self._costs = cost_table(self.arch or Arch())
         self._sources = [source(v) for v in list(self.inputs) + list(self.program.param_values)]
+
+    def share_with(self, other: "KernelEvaluator") -> None:
+        """Uses ``other``'s statistics of tensors, plans and analyses (an evaluator of another
+        reassociation variant of the same model: its tensors keep their statistics, the
+        reassociated chain's result those of the original's, and structurally identical
+        kernels are planned once)."""
+        self._table = other._table
+        self._plans = other._plans
+        self._analyses = other._analyses
+        self._products = other._products
 
     # -- partitions ------------------------------------------------------------------------
 
@@ -176,8 +217,9 @@ class KernelEvaluator:
     def baseline(self, units: list[str]) -> None:
         """Predicts the unfused model (one kernel per unit, default orders) once: the
         statistics of every intermediate tensor."""
-        if self._table:
+        if self._baselined:
             return
+        self._baselined = True
         module, _ = self.kernel_module([(u,) for u in units])
         with module.context, shared_analyses():
             self._walk(module, predict_missing=True)
@@ -248,7 +290,7 @@ class KernelEvaluator:
         for op in entry.operations:
             op = op.operation
             if op.name == "fuse.kernel":
-                keys = _result_keys(op)
+                keys = _result_keys(op, self._products)
                 missing = [k for k in keys if k not in self._table]
                 if missing:
                     if not predict_missing:
@@ -279,21 +321,31 @@ class KernelEvaluator:
 
         return [stats_of(i).stats(tensor_format(t)) for i, t in zip(plan.inputs, types)]
 
-    def _predict(self, op, plan: KernelPlan, env: dict, structure=None):
-        key = (structure or _structure(op), plan.order)
+    def _predict(self, op, plan: KernelPlan, env: dict, structure=None,
+                 choice: Choice | None = None):
+        """The cost model's prediction of ``op`` under ``plan`` (the plan of ``choice``'s
+        order and block; ``choice``'s forks are applied to its block graph)."""
+        parallel = choice.parallel if choice is not None else ()
+        block = choice.block if choice is not None else ()
+        key = (structure or _structure(op), plan.order, parallel, block)
         if key not in self._plans or not self.share:
-            graph = plan_graph(plan, graph_input_types(plan, [v.type for v in op.operands]))
-            self._plans[key] = (graph, topological(graph))
-        graph, order = self._plans[key]
+            types = graph_input_types(plan, [v.type for v in op.operands])
+            arch = self.arch or Arch()
+            shaped = forked_plan(plan, parallel, arch.lanes) if parallel else plan
+            graph = plan_graph(shaped, types)
+            costs = tile_costs(plan, self._costs, arch) if block else self._costs
+            self._plans[key] = (graph, topological(graph), costs)
+        graph, order, costs = self._plans[key]
         return predict_graph(graph, self._graph_stats(op, plan, env), order=order,
-                             costs=self._costs)
+                             costs=costs)
 
-    def _plans_of(self, op) -> tuple[object, list[KernelPlan]]:
-        """A key of the kernel's structure and its plans under its ``orders`` best legal
-        orders, read and planned once per structure (the kernels of every decoder layer
-        share them). Kernels are the same when their text is, up to names (cheap), or when
-        their expressions and operand and result types are (after reading the kernel: the
-        same ops placed in another order in its body)."""
+    def _plans_of(self, op) -> tuple[object, KernelContext]:
+        """A key of the kernel's structure and its :class:`~fuseflow.explore.axes.
+        KernelContext` (its analysis and plans under its ``orders`` best legal orders), read
+        and planned once per structure (the kernels of every decoder layer share them).
+        Kernels are the same when their text is, up to names (cheap), or when their
+        expressions and operand and result types are (after reading the kernel: the same
+        ops placed in another order in its body)."""
         text = _structure(op)
         if self.share and text in self._analyses:
             return self._analyses[text]
@@ -302,22 +354,34 @@ class KernelEvaluator:
                tuple(str(t) for t in analysis.input_types),
                tuple(str(t) for t in analysis.result_types))
         if not self.share or key not in self._analyses:
-            plans = [analysis.attempt(order) for order in
-                     legal_orders(analysis, self.orders, ORDER_ATTEMPTS)]
-            self._analyses[key] = (key, plans)
+            plans = {}
+            for order in legal_orders(analysis, self.orders, ORDER_ATTEMPTS):
+                plans[tuple(order)] = analysis.attempt(order)
+            self._analyses[key] = (key, KernelContext(analysis, plans))
             self.analyzed += 1
         self._analyses[text] = self._analyses[key]
         return self._analyses[key]
 
     def _score(self, op, group: frozenset, env: dict) -> list[Option]:
-        structure, plans = self._plans_of(op)
+        """Every choice the axes generate for the kernel, predicted (a choice the lowering
+        or ``sam-parallelize`` rejects is left out)."""
+        structure, kernel = self._plans_of(op)
         options = []
-        for plan in plans:
-            pred = self._predict(op, plan, env, structure)
+        for choice in choices(self.axes, kernel):
+            try:
+                plan = kernel.plan(choice)
+                pred = self._predict(op, plan, env, structure, choice)
+            except (LoweringError, ParallelizeError) as err:
+                log.debug("group %s: %s not lowerable: %s", sorted(group), choice, err)
+                continue
             self.evaluated += 1
-            cost = Cost(pred.cycles, buffer_bytes(pred), pred.total("bytes_written"))
-            options.append(Option(group, tuple(plan.order), cost, pred.total("ops"),
-                                  pred.total("bytes_read")))
+            lanes = choice.lanes
+            physical = (self.arch or Arch()).lanes
+            lanes = min(lanes, physical) if physical else lanes
+            cost = Cost(pred.cycles, buffer_bytes(pred), pred.total("bytes_written"),
+                        float(lanes))
+            options.append(Option(group, tuple(choice.order), cost, pred.total("ops"),
+                                  pred.total("bytes_read"), choice.parallel, choice.block))
         return options
 
     graph: object = None
@@ -340,9 +404,15 @@ def _structure(op) -> str:
     return _NAMES.sub(r'\1""', text[text.index("\n"):])  # without its operands' names
 
 
-def _result_keys(kernel) -> list[tuple]:
+def _result_keys(kernel, products: dict | None = None) -> list[tuple]:
     """What each result of a ``fuse.kernel`` is, independent of the partition: the FX node
-    of the compute op yielding it, that op's rank among the node's ops, the result number."""
+    of the compute op yielding it, that op's rank among the node's ops, the result number.
+    A product :func:`~fuseflow.explore.reassociate.reassociate` made is its own tensor, but
+    the outer one of a chain computes the value the original outer product did: it takes
+    that product's key from ``products`` (FX node -> key of a product's result, filled here
+    from the products of the original association)."""
+    from fuseflow.explore.reassociate import REASSOCIATED_ATTR
+
     body = kernel.regions[0].blocks[0]
     ops = [op_of(o) for o in body.operations]
     rank: dict = {}
@@ -359,7 +429,16 @@ def _result_keys(kernel) -> list[tuple]:
             value = producer.operands[0]
             producer = defining_op(value)
         number = next(i for i, r in enumerate(producer.results) if r == value)
-        keys.append(rank.get(producer, (str(producer.name), 0)) + (number,))
+        if REASSOCIATED_ATTR in producer.attributes:
+            role = mlir.StringAttr(producer.attributes[REASSOCIATED_ATTR]).value
+            key = ("reassociated", role, number)
+            if products is not None and role.startswith("outer:"):
+                key = products.get(role[len("outer:"):], key)
+        else:
+            key = rank.get(producer, (str(producer.name), 0)) + (number,)
+            if products is not None and producer.name == "linalg.matmul" and key[0]:
+                products.setdefault(key[0], key)
+        keys.append(key)
     return keys
 
 

@@ -2,10 +2,13 @@
 
 1. The op graph of the imported model (units: the plan's stages or FX nodes), once per
    reassociation variant (:mod:`fuseflow.explore.reassociate`: every subset of the chains
-   of products, up to :data:`MAX_CHAINS` chains).
-2. The fusion search (:func:`fuseflow.explore.search.search`) per variant, scored by the cost
-   model: the Pareto front of predicted cycles, on-chip buffer bytes and bytes materialized,
-   merged over variants.
+   of products, up to :data:`MAX_CHAINS` chains), joined into one graph where each chain's
+   association is a choice (:mod:`fuseflow.explore.joint`).
+2. One fusion search over it (:func:`fuseflow.explore.joint.joint_search`; without chains
+   :func:`fuseflow.explore.search.search`), each candidate kernel a group under one
+   schedule choice (order, lanes, tiles: :mod:`fuseflow.explore.axes`) scored by the cost
+   model: the Pareto front of predicted cycles, on-chip buffer bytes, bytes materialized
+   and lanes.
 3. The ``top`` fastest predicted solutions, and the plan's named configurations
    (unfused / partial / full) for comparison, simulated as Dask tasks, cached on disk
    (:mod:`fuseflow.explore.sweep`).
@@ -22,8 +25,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fuseflow.explore.axes import block_shapes, default_axes, lane_factors
 from fuseflow.explore.costmodel import source
-from fuseflow.explore.evaluate import Cost, KernelEvaluator, Option, pareto
+from fuseflow.explore.evaluate import OBJECTIVES, Cost, KernelEvaluator, Option, pareto
+from fuseflow.explore.joint import joint_search
 from fuseflow.explore.opgraph import program_graph
 from fuseflow.explore.reassociate import chains, reassociate
 from fuseflow.explore.search import Solution, search
@@ -64,9 +69,13 @@ class Candidate:
     def point(self, name: str) -> Point:
         fusion = self.fusion
         index = {frozenset(g): i for i, g in enumerate(fusion)}
-        orders = tuple(sorted((kernel_label(index[o.group], fusion[index[o.group]]), o.order)
-                              for o in self.solution.kernels))
-        return Point(name, fusion, orders, tuple(str(c) for c in self.reassociated))
+        label = {o.group: kernel_label(index[o.group], fusion[index[o.group]])
+                 for o in self.solution.kernels}
+        kernels = sorted(self.solution.kernels, key=lambda o: label[o.group])
+        return Point(name, fusion, tuple((label[o.group], o.order) for o in kernels),
+                     tuple(str(c) for c in self.reassociated),
+                     tuple((label[o.group], o.parallel) for o in kernels if o.parallel),
+                     tuple((label[o.group], o.block) for o in kernels if o.block))
 
 
 @dataclass
@@ -103,8 +112,10 @@ class Exploration:
                 "front": [{"fusion": [list(g) for g in c.fusion],
                            "reassociated": [str(x) for x in c.reassociated],
                            "orders": [list(o.order) for o in c.solution.kernels],
-                           "predicted": dict(zip(("cycles", "buffer_bytes",
-                                                  "materialized_bytes"), c.cost.as_tuple()))}
+                           "parallel": [[list(p) for p in o.parallel]
+                                        for o in c.solution.kernels],
+                           "blocks": [list(o.block) for o in c.solution.kernels],
+                           "predicted": dict(zip(OBJECTIVES, c.cost.as_tuple()))}
                           for c in self.front],
                 "search": self.search, "counters": self.counters}
 
@@ -117,7 +128,7 @@ class Exploration:
             cycles = sim.get("cycles")
             pred = p.get("predicted", {}).get("cycles")
             out.append([str(rank), p["name"], str(len(p["fusion"])) if not isinstance(
-                p["fusion"], str) else p["fusion"],
+                p["fusion"], str) else p["fusion"], str(point_lanes(p)),
                 f"{cycles:,.0f}" if cycles is not None else sim.get("error", "?"),
                 f"{cycles / base:.2f}x" if cycles and base else "",
                 f"{pred:,.0f}" if pred is not None else "",
@@ -160,6 +171,17 @@ class Exploration:
         return path
 
 
+def point_lanes(point: dict) -> int:
+    """The most lanes any kernel of a point (as JSON) forks into."""
+    most = 1
+    for forks in point.get("parallel", {}).values():
+        n = 1
+        for _, factor in forks:
+            n *= factor
+        most = max(most, n)
+    return most
+
+
 def variants(program, limit: int = MAX_CHAINS, enabled: bool = True):
     """``(chains rewritten, program)`` for every subset of the model's first ``limit`` chains
     (only the original without ``enabled``)."""
@@ -175,13 +197,33 @@ def variants(program, limit: int = MAX_CHAINS, enabled: bool = True):
 
 
 def search_variants(program, inputs, *, orders: int = 3, max_units=None, max_span=None,
-                    reassociate_chains: bool = True, arch=None, formats=None):
-    """The merged Pareto front over reassociation variants, and per-variant search stats."""
-    candidates, stats = [], []
-    for chosen, variant in variants(program, enabled=reassociate_chains):
+                    reassociate_chains: bool = True, arch=None, formats=None, lanes=(1,),
+                    blocks=((),), joint: bool = True):
+    """The Pareto front over reassociation variants, and search statistics: one search over
+    every association of the chains (:mod:`fuseflow.explore.joint`), or with ``joint=False``
+    one search per variant, fronts merged (variants share tensor statistics either way, so
+    both give the same front)."""
+    axes = default_axes(orders, lanes, blocks)
+
+    def make(variant):
+        return KernelEvaluator(variant, inputs, orders=orders, arch=arch,
+                               formats=dict(formats or {}), axes=axes)
+
+    programs = list(variants(program, enabled=reassociate_chains))
+    if joint and len(programs) > 1:
+        found = chains(program.module)[:MAX_CHAINS]
+        result = joint_search(program, inputs, found, programs, make, max_units=max_units,
+                              max_span=max_span)
+        front = [Candidate(s, chosen, units) for s, chosen, units in result.front]
+        return pareto(front), [result.stats]
+    candidates, stats, first = [], [], None
+    for chosen, variant in programs:
         graph = program_graph(variant)
-        evaluator = KernelEvaluator(variant, inputs, orders=orders, arch=arch,
-                                    formats=dict(formats or {}))
+        evaluator = make(variant)
+        if first is None:
+            first = evaluator
+        else:
+            evaluator.share_with(first)
         result = search(graph, evaluator, max_units=max_units, max_span=max_span)
         stats.append({"reassociated": [str(c) for c in chosen], "units": len(graph),
                       "groups": result.groups, "candidates": result.candidates,
@@ -194,15 +236,19 @@ def search_variants(program, inputs, *, orders: int = 3, max_units=None, max_spa
 
 
 def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations=None,
-            orders: int = 3, max_units: int | None = None, max_span: int | None = None,
+            orders: int = 3, lanes=(1,), blocks=((),),
+            max_units: int | None = None, max_span: int | None = None,
             reassociate_chains: bool = True, formats=None, cache=None,
             scheduler: str | None = None, workers: int | None = None,
             progress=None, simulate: bool = True) -> Exploration:
     """Searches the fusion space of ``model`` (see the module doc) and simulates the ``top``
     fastest predicted solutions and the plan's ``configurations`` (default: all of them).
 
-    ``formats``: declared input formats (default: the plan's, ``plan.formats()``: the
-    published workload's pruned weights); ``cache``: folder of simulated points (default:
+    ``lanes``: lane counts a kernel may fork one level into (``(1, 2, 4)``; 1: no fork);
+    ``blocks``: tile shapes for kernels with blocked operands (``((), (4, 4))``; ``()``:
+    scalar values) (:mod:`fuseflow.explore.axes`); ``formats``: declared input formats
+    (default: the plan's, ``plan.formats()``: the published workload's pruned weights);
+    ``cache``: folder of simulated points (default:
     none kept); ``scheduler``: a Dask
     scheduler address (default: a LocalCluster of ``workers`` processes, every core);
     ``progress(name, cached)``: called per finished point; without ``simulate`` every point
@@ -220,7 +266,9 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
     store = PointCache(Path(cache)) if cache is not None else _NoCache()
     searches = PointCache(Path(cache) / "searches") if cache is not None else _NoCache()
     search_key = _digest("search", graph, sorted((formats or {}).items()), data,
-                         asdict(arch) if arch is not None else {}, orders, max_units, max_span,
+                         asdict(arch) if arch is not None else {}, orders,
+                         [list(lane_factors(lanes)), [list(b) for b in block_shapes(blocks)]],
+                         max_units, max_span,
                          reassociate_chains, MAX_CHAINS, fuseflow.__version__, _code_digest())
     saved = searches.get(search_key)
     if saved is not None:
@@ -228,7 +276,7 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
     else:
         front, stats = search_variants(program, inputs, orders=orders, max_units=max_units,
                                        max_span=max_span, reassociate_chains=reassociate_chains,
-                                       arch=arch, formats=formats)
+                                       arch=arch, formats=formats, lanes=lanes, blocks=blocks)
         searches.put(search_key, {"front": [_saved(c) for c in front], "variants": stats})
     searched = time.perf_counter()
     ranked = sorted(front, key=lambda c: c.cost.cycles)[:top]
@@ -257,8 +305,7 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
         row = {**point.to_dict(), "simulated": results.get(point.name, {}),
                "cached": point.name in counters["cached_points"]}
         if point.name in predicted:
-            row["predicted"] = dict(zip(("cycles", "buffer_bytes", "materialized_bytes"),
-                                        predicted[point.name].as_tuple()))
+            row["predicted"] = dict(zip(OBJECTIVES, predicted[point.name].as_tuple()))
         rows.append(row)
     rows.sort(key=lambda r: r["simulated"].get("cycles", float("inf")))
     counters.update(search_cached=saved is not None, search_seconds=searched - started,
@@ -272,13 +319,17 @@ def _saved(c: Candidate) -> dict:
             "cost": list(c.cost.as_tuple()),
             "kernels": [{"group": sorted(o.group), "order": list(o.order),
                          "cost": list(o.cost.as_tuple()), "ops": o.ops,
-                         "bytes_read": o.bytes_read} for o in c.solution.kernels]}
+                         "bytes_read": o.bytes_read,
+                         "parallel": [list(p) for p in o.parallel], "block": list(o.block)}
+                        for o in c.solution.kernels]}
 
 
 def _candidate(doc: dict) -> Candidate:
     """The candidate :func:`_saved` wrote (chains by their names, as points record them)."""
     kernels = tuple(Option(frozenset(k["group"]), tuple(k["order"]), Cost(*k["cost"]),
-                           k["ops"], k["bytes_read"]) for k in doc["kernels"])
+                           k["ops"], k["bytes_read"],
+                           tuple((v, f) for v, f in k.get("parallel", ())),
+                           tuple(k.get("block", ()))) for k in doc["kernels"])
     return Candidate(Solution(kernels, Cost(*doc["cost"])), tuple(doc["reassociated"]),
                      tuple(doc["units"]))
 

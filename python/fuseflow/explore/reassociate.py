@@ -24,7 +24,9 @@ from fuseflow.frontend import MODULE_ATTR, NODE_ATTR
 from fuseflow.passes.ir_utils import defining_op, op_of
 
 REASSOCIATED_ATTR = "fuseflow.reassociated"
-"""Unit attribute on the products :func:`reassociate` creates."""
+"""On the products :func:`reassociate` creates: ``"inner:<chain>"`` on the new inner product
+(``y·b``), ``"outer:<FX node>"`` on the new outer one (``x·(y·b)``, the value the chain's
+original outer product, of that FX node, computed)."""
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,11 @@ def reassociate(module, chosen) -> "mlir.Module":
             got = _chain_ops(op2)
             if got is None or Chain(_node(got[0]), _node(op2)) not in chosen:
                 continue
-            _rewrite(op2, *got)
+            _rewrite(op2, *got, Chain(_node(got[0]), _node(op2)))
     return copy
 
 
-def _rewrite(op2, op1, cast) -> None:
+def _rewrite(op2, op1, cast, chain: Chain) -> None:
     x, y = op1.operands[0], op1.operands[1]
     b, init = op2.operands[1], op2.operands[2]
     y_type, b_type = mlir.RankedTensorType(y.type), mlir.RankedTensorType(b.type)
@@ -112,8 +114,8 @@ def _rewrite(op2, op1, cast) -> None:
         owner = value.owner
         for key, attr in attrs.items():
             owner.attributes[key] = attr
-    inner.owner.attributes[REASSOCIATED_ATTR] = mlir.ir.UnitAttr.get()
-    outer.owner.attributes[REASSOCIATED_ATTR] = mlir.ir.UnitAttr.get()
+    inner.owner.attributes[REASSOCIATED_ATTR] = mlir.StringAttr.get(f"inner:{chain}")
+    outer.owner.attributes[REASSOCIATED_ATTR] = mlir.StringAttr.get(f"outer:{chain.outer}")
     op2.results[0].replace_all_uses_with(outer)
     op2.erase()
     if cast is not None:

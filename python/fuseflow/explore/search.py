@@ -44,8 +44,9 @@ class Solution:
         return tuple(tuple(sorted(o.group, key=pos.__getitem__)) for o in self.kernels)
 
     def key(self) -> frozenset:
-        """The partition and orders, independent of the kernels' execution order."""
-        return frozenset((o.group, o.order) for o in self.kernels)
+        """The partition and each kernel's choice (order, lanes, tiles), independent of the
+        kernels' execution order."""
+        return frozenset((o.group, o.order, o.parallel, o.block) for o in self.kernels)
 
 
 @dataclass

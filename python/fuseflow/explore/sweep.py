@@ -1,6 +1,7 @@
 """Simulations of candidate configurations as Dask tasks, each cached on disk by content.
 
-A *point* is one configuration of a model: fusion groups and per-kernel orders. Its content
+A *point* is one configuration of a model: fusion groups and per-kernel schedules (order,
+forked levels, tile shape). Its content
 key hashes what determines the simulation: the imported linalg module (the graph), the
 inputs' and parameters' data, the architecture, the point's schedule and FuseFlow's version.
 :class:`PointCache` keeps one JSON file per simulated point under that key (written
@@ -42,18 +43,32 @@ class Point:
     """Kernel name (as ``Schedule.kernels`` keys it) -> order."""
     reassociated: tuple[str, ...] = ()
     """The chains of products rewritten (``str`` of :class:`~.reassociate.Chain`)."""
+    parallel: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()
+    """Kernel name -> its forked levels ((variable, lanes) pairs), for forked kernels."""
+    blocks: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Kernel name -> its tile shape, for kernels with tiles as values."""
 
     def schedule(self, formats=None):
         import fuseflow
 
+        kernels = {k: {"order": o} for k, o in self.orders}
+        for k, p in self.parallel:
+            kernels.setdefault(k, {})["parallel"] = dict(p)
+        for k, b in self.blocks:
+            kernels.setdefault(k, {})["block"] = tuple(b)
         return fuseflow.Schedule(fusion=self.fusion, formats=dict(formats or {}),
-                                 kernels={k: {"order": o} for k, o in self.orders})
+                                 kernels=kernels)
 
     def to_dict(self) -> dict:
         fusion = self.fusion if isinstance(self.fusion, str) else [list(g) for g in self.fusion]
-        return {"name": self.name, "fusion": fusion,
-                "orders": {k: list(o) for k, o in self.orders},
-                "reassociated": list(self.reassociated)}
+        out = {"name": self.name, "fusion": fusion,
+               "orders": {k: list(o) for k, o in self.orders},
+               "reassociated": list(self.reassociated)}
+        if self.parallel:
+            out["parallel"] = {k: [list(x) for x in p] for k, p in self.parallel}
+        if self.blocks:
+            out["blocks"] = {k: list(b) for k, b in self.blocks}
+        return out
 
 
 def _digest(*parts) -> str:
@@ -160,7 +175,8 @@ def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
     for info, run in zip(compiled.kernels, result.run.kernels):
         summary = run.result.summary()
         kernels.append({"name": info.name, "order": list(info.schedule.order),
-                        "cycles": summary["cycles"]})
+                        "parallel": [list(p) for p in info.schedule.parallel],
+                        "block": list(info.schedule.block), "cycles": summary["cycles"]})
         for key in ("ops", "bytes_read", "bytes_written"):
             totals[key] = totals.get(key, 0) + summary[key]
     return {"cycles": int(result.cycles), "kernels": kernels, **totals,
@@ -182,7 +198,9 @@ def predict_point(program, spec: Payload, point: Point, arch=None, measured=None
     compiled = program.compile(point.schedule(spec.formats))
     inputs = measured if measured is not None else [source(t) for t in spec.inputs]
     pred = CostModel(compiled, arch).predict(*inputs)
-    kernels = [{"name": info.name, "order": list(info.schedule.order), "cycles": k.cycles}
+    kernels = [{"name": info.name, "order": list(info.schedule.order),
+                "parallel": [list(p) for p in info.schedule.parallel],
+                "block": list(info.schedule.block), "cycles": k.cycles}
                for info, k in zip(compiled.kernels, pred.kernels)]
     totals = {key: pred.total(key) for key in ("ops", "bytes_read", "bytes_written")}
     return {"cycles": pred.cycles, "kernels": kernels, **totals, "source": "cost model",

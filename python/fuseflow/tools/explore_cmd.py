@@ -3,14 +3,16 @@
     fuseflow explore gcn -o out/gcn                       # tiny preset, all cores
     fuseflow explore gpt3 --preset small -o out/gpt3 --top 3 --max-units 13
     fuseflow explore sae -o out/sae --scheduler tcp://127.0.0.1:8786
+    fuseflow explore gcn -o out/gcn --lanes 1,2,4         # kernels may fork into lanes
 
-The cost model scores every candidate kernel (fusion group x legal order, and reassociated
-chains of products); the search keeps the Pareto front of predicted cycles, on-chip buffer
-bytes and bytes materialized; the ``--top`` fastest predicted solutions and the plan's
-configurations (unfused, partial, full) are simulated as Dask tasks. Simulated points are
-cached under ``--cache`` (default ``OUTPUT/cache``) by content, so a killed run resumes and a
-rerun is instant. Writes ``OUTPUT/explore.json`` and ``OUTPUT/pareto.png`` and prints the
-ranked table.
+The cost model scores every candidate kernel (fusion group x legal order x forked level and
+lanes x tile shape, with each chain of products in either association); the search keeps the
+Pareto front of predicted cycles, on-chip buffer bytes, bytes materialized and lanes; the
+``--top`` fastest predicted solutions and the plan's configurations (unfused, partial, full)
+are simulated as Dask tasks. Simulated points are cached under ``--cache`` (default
+``OUTPUT/cache``) by content, so a killed run resumes and a rerun is instant. Writes
+``OUTPUT/explore.json`` and ``OUTPUT/pareto.png`` and prints the ranked table (and each
+kernel's order, lanes and tiles of the best point).
 """
 
 from __future__ import annotations
@@ -43,6 +45,15 @@ def register(commands) -> None:
                         help="fastest predicted solutions to simulate (default 5)")
     parser.add_argument("--orders", type=int, default=3,
                         help="legal dataflow orders evaluated per candidate group (default 3)")
+    parser.add_argument("--lanes", default="1", metavar="N,N,...",
+                        help="lane counts a kernel may fork its outermost forkable level "
+                        "into, e.g. 1,2,4 (default 1: no lanes); lanes are an objective "
+                        "(area) of the front")
+    parser.add_argument("--blocks", default="0", metavar="B,BxC,...",
+                        help="tile shapes for kernels with blocked (BSR) operands, e.g. "
+                        "0,16 (0: scalar values; default 0)")
+    parser.add_argument("--formats", default=None, metavar="NAME=FMT,...",
+                        help="declared input formats besides the plan's, e.g. adj=bsr:4")
     parser.add_argument("--max-units", type=int, default=None,
                         help="largest candidate kernel, in units (default: no bound)")
     parser.add_argument("--no-reassociate", action="store_true",
@@ -62,11 +73,26 @@ def register(commands) -> None:
 def cmd_explore(args) -> int:
     """Runs ``fuseflow explore``; returns the exit status."""
     from fuseflow.apps import get_application
+    from fuseflow.errors import ArgumentError
     from fuseflow.explore import explore
+    from fuseflow.explore.axes import block_shapes, lane_factors
 
+    try:
+        lanes, blocks = lane_factors(args.lanes), block_shapes(args.blocks)
+    except ArgumentError as err:
+        raise SystemExit(f"fuseflow explore: {err}") from None
     app = get_application(args.app)
     model, inputs = app.build(args.preset, args.dataset, args.seed)
     plan = app.plan(model)
+    formats = None
+    if args.formats:
+        formats = dict(plan.formats()) if hasattr(plan, "formats") else {}
+        for item in args.formats.split(","):
+            name, _, fmt = item.partition("=")
+            if not fmt:
+                raise SystemExit(f"fuseflow explore: --formats items are NAME=FORMAT, got "
+                                 f"{item!r}")
+            formats[name.strip()] = fmt.strip()
     out = tty.make_console()
     cache = args.cache or args.output / "cache"
     with tty.steps(args.top + len(plan.fusion_groups)) as bar:
@@ -77,6 +103,7 @@ def cmd_explore(args) -> int:
             bar.done()
 
         found = explore(model, inputs, plan, top=args.top, orders=args.orders,
+                        lanes=lanes, blocks=blocks, formats=formats,
                         max_units=args.max_units, reassociate_chains=not args.no_reassociate,
                         cache=cache, scheduler=args.scheduler, workers=args.workers,
                         progress=progress, simulate=not args.predict_only)
@@ -87,16 +114,16 @@ def cmd_explore(args) -> int:
     found.plot(args.output / "pareto.png")
     what = "points predicted by the cost model" if args.predict_only else "simulated points"
     out.print(tty.table(f"fuseflow explore {app.name} ({args.preset}): {what}, fastest first",
-                        ["rank", "point", "kernels", "cycles", "vs best", "predicted",
-                         "cached"], found.rows(), right={"rank", "cycles", "vs best",
-                                                         "predicted"}))
+                        ["rank", "point", "kernels", "lanes", "cycles", "vs best",
+                         "predicted", "cached"], found.rows(),
+                        right={"rank", "lanes", "cycles", "vs best", "predicted"}))
     best = found.best
     c = found.counters
     out.print(f"best: {best['name']} with {len(best['fusion'])} kernels"
               if not isinstance(best["fusion"], str) else f"best: {best['name']}")
     if not isinstance(best["fusion"], str):
-        for group in best["fusion"]:
-            out.print(f"  [{', '.join(group)}]", markup=False)   # brackets, not markup
+        for line in kernel_lines(best):
+            out.print(f"  {line}", markup=False)   # brackets, not markup
     if best.get("reassociated"):
         out.print(f"  reassociated: {'; '.join(best['reassociated'])}", markup=False)
     vs = found.named_speedup()
@@ -108,3 +135,22 @@ def cmd_explore(args) -> int:
     out.print(f"wrote {args.output / 'explore.json'} and {args.output / 'pareto.png'}")
     sys.stdout.flush()
     return 0
+
+
+def kernel_lines(point: dict) -> list[str]:
+    """One line per kernel of a searched point: its units, order, lanes and tiles."""
+    from fuseflow.grouping import kernel_label
+
+    lines = []
+    for i, group in enumerate(point["fusion"]):
+        name = kernel_label(i, tuple(group))
+        order = point.get("orders", {}).get(name)
+        forks = point.get("parallel", {}).get(name)
+        block = point.get("blocks", {}).get(name)
+        extra = [",".join(order)] if order else []
+        if forks:
+            extra.append(" ".join(f"{v}:{f} lanes" for v, f in forks))
+        if block:
+            extra.append("tiles " + "x".join(map(str, block)))
+        lines.append(f"[{', '.join(group)}]" + (f"  ({'; '.join(extra)})" if extra else ""))
+    return lines
