@@ -203,6 +203,8 @@ def test_explore_command_takes_the_new_axes(tmp_path, capsys):
     doc = json.loads((tmp_path / "explore.json").read_text())
     searched = next(p for p in doc["points"] if p["name"] == "searched-1")
     assert searched["parallel"] and searched["predicted"]["lanes"] == 2
+    # --top 1, and the fastest 1-lane solution beside it.
+    assert sorted(p["predicted"]["lanes"] for p in doc["points"] if "predicted" in p) == [1, 2]
     assert all(len(f["parallel"]) == len(f["fusion"]) for f in doc["front"])
     assert {f["predicted"]["lanes"] for f in doc["front"]} == {1, 2}
     out = capsys.readouterr().out

@@ -242,7 +242,8 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
             scheduler: str | None = None, workers: int | None = None,
             progress=None, simulate: bool = True) -> Exploration:
     """Searches the fusion space of ``model`` (see the module doc) and simulates the ``top``
-    fastest predicted solutions and the plan's ``configurations`` (default: all of them).
+    fastest predicted solutions (and the fastest of each lane count:
+    :func:`simulated_candidates`) and the plan's ``configurations`` (default: all of them).
 
     ``lanes``: lane counts a kernel may fork one level into (``(1, 2, 4)``; 1: no fork);
     ``blocks``: tile shapes for kernels with blocked operands (``((), (4, 4))``; ``()``:
@@ -279,7 +280,7 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
                                        arch=arch, formats=formats, lanes=lanes, blocks=blocks)
         searches.put(search_key, {"front": [_saved(c) for c in front], "variants": stats})
     searched = time.perf_counter()
-    ranked = sorted(front, key=lambda c: c.cost.cycles)[:top]
+    ranked = simulated_candidates(front, top)
     points = [c.point(f"searched-{i + 1}") for i, c in enumerate(ranked)]
     predicted = {p.name: c.cost for p, c in zip(points, ranked)}
     if plan is not None:
@@ -311,6 +312,17 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
     counters.update(search_cached=saved is not None, search_seconds=searched - started,
                     total_seconds=time.perf_counter() - started)
     return Exploration(front, rows, {"variants": stats}, counters)
+
+
+def simulated_candidates(front: list[Candidate], top: int) -> list[Candidate]:
+    """The ``top`` fastest predicted candidates, then the fastest of each lane count not among
+    them (so the simulations show what fusion alone gives and what lanes add)."""
+    ranked = sorted(front, key=lambda c: c.cost.cycles)
+    chosen = ranked[:top]
+    for lanes in sorted({c.cost.lanes for c in ranked}):
+        if not any(c.cost.lanes == lanes for c in chosen):
+            chosen.append(next(c for c in ranked if c.cost.lanes == lanes))
+    return chosen
 
 
 def _saved(c: Candidate) -> dict:

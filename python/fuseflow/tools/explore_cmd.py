@@ -95,7 +95,7 @@ def cmd_explore(args) -> int:
             formats[name.strip()] = fmt.strip()
     out = tty.make_console()
     cache = args.cache or args.output / "cache"
-    with tty.steps(args.top + len(plan.fusion_groups)) as bar:
+    with tty.steps(args.top + len(lanes) - 1 + len(plan.fusion_groups)) as bar:
         bar.start(f"searching {app.name} ({args.preset})")
 
         def progress(name: str, cached: bool) -> None:
