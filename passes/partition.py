@@ -157,7 +157,7 @@ def _topological(groups: dict[str, list]) -> list[str]:
         for op in ops:
             for inner in [op] + walk_nested(op):
                 for value in inner.operands:
-                    producer = defining_op(value)
+                    producer = _through_casts(defining_op(value))
                     src = owner.get(producer)
                     if src is not None and src != name:
                         deps[name].setdefault(src, inner)
@@ -183,6 +183,15 @@ def _topological(groups: dict[str, list]) -> list[str]:
     for name in groups:
         visit(name)
     return order
+
+
+def _through_casts(op):
+    """The op computing what ``op`` re-types: the producer behind a chain of ``tensor.cast``
+    ops (which join their producer's kernel only when it is outlined, :func:`_absorb_casts`),
+    or ``op`` itself."""
+    while op is not None and op.name == "tensor.cast":
+        op = defining_op(op.operands[0])
+    return op
 
 
 def _absorb_casts(group: list) -> list:

@@ -265,6 +265,20 @@ def _map_results(map_attr) -> list[str]:
     return [str(r).strip() for r in mlir.ir.AffineMapAttr(map_attr).value.results]
 
 
+def _loop_extents(maps: list, operands: list) -> dict[int, int]:
+    """Loop dimension -> extent, from the shapes of the operands (inputs and outputs) of a
+    ``linalg.generic`` that index it directly (as MLIR's static loop ranges are inferred)."""
+    extents: dict[int, int] = {}
+    for map_attr, value in zip(maps, operands):
+        if not isinstance(value.type, mlir.RankedTensorType):
+            continue
+        for text, extent in zip(_map_results(map_attr), value.type.shape):
+            dim = _dim_of(text)
+            if dim is not None:
+                extents.setdefault(dim, extent)
+    return extents
+
+
 def _dim_of(text: str) -> int | None:
     return int(text[1:]) if text.startswith("d") and text[1:].isdigit() else None
 
@@ -474,9 +488,12 @@ class _Extractor:
             init = None
         if kind == "sum" and init == 0.0:
             init = None
-        for var in loops:
+        extents = _loop_extents(maps, [*ins, *outs])
+        for d, var in enumerate(loops):
             if var is not None and var not in self.sizes:
-                raise LoweringError(loc, f"cannot infer the extent of loop {var}")
+                if d not in extents:
+                    raise LoweringError(loc, f"cannot infer the extent of loop {var}")
+                self.note(var, extents[d])   # read by no tensor: a splat constant's dimension
         # A reduction over a size-1 dimension no operand indexes (a keepdim result reduced
         # again) has one term: it binds no variable.
         used = expr_vars(body)
@@ -754,12 +771,26 @@ def _select(op, loc, cond, a, b, written: bool = False):
 def _same_value(x, y) -> bool:
     """Equal expressions; two uses of one input at the same variables (each inlined
     producer reads its inputs through uses of its own), and ops of equal operands, count as
-    equal."""
+    equal, as do two copies of one reduction (each inlined consumer of a reduction has its own,
+    binding variables of its own: equal up to renaming them)."""
+    return _equal_up_to(x, y, {})
+
+
+def _equal_up_to(x, y, renamed: dict) -> bool:
+    """:func:`_same_value` with ``y``'s bound variables ``renamed`` to ``x``'s."""
     if isinstance(x, Use) and isinstance(y, Use):
-        return (x.operand, x.levels, x.vars, x.blocks) == (y.operand, y.levels, y.vars, y.blocks)
+        return (x.operand, x.levels, x.vars, x.blocks) == \
+            (y.operand, y.levels, tuple(renamed.get(v, v) for v in y.vars), y.blocks)
     if isinstance(x, Op) and isinstance(y, Op):
         return (x.kind, x.fill, len(x.args)) == (y.kind, y.fill, len(y.args)) and \
-            all(_same_value(a, b) for a, b in zip(x.args, y.args))
+            all(_equal_up_to(a, b, renamed) for a, b in zip(x.args, y.args))
+    if isinstance(x, Reduce) and isinstance(y, Reduce):
+        if x is y:
+            return True
+        if (x.kind, x.init, len(x.vars)) != (y.kind, y.init, len(y.vars)) or \
+                set(x.free) != {renamed.get(v, v) for v in y.free}:
+            return False
+        return _equal_up_to(x.body, y.body, {**renamed, **dict(zip(y.vars, x.vars))})
     return x == y
 
 

@@ -384,7 +384,16 @@ def declare_formats(module: "mlir.Module", input_names: list[str], formats: dict
             arg.set_type(new_type)
     ftype = mlir.FunctionType(mlir.ir.TypeAttr(fn.attributes["function_type"]).value)
     fn.attributes["function_type"] = mlir.ir.TypeAttr.get(mlir.FunctionType.get(
-        [a.type for a in entry.arguments], list(ftype.results)))
+        [a.type for a in entry.arguments], _result_types(entry, list(ftype.results))))
+
+
+def _result_types(entry, results: list) -> list:
+    """The function's result types once its inputs are declared: a result that *is* an input
+    (a model whose ops torch-mlir folded away, such as ``torch.where(x > x, x, x)``) has the
+    input's declared type, as a ``clone`` of a torch.sparse input has."""
+    ret = entry.operations[len(entry.operations) - 1]
+    return [operand.type if isinstance(operand, mlir.ir.BlockArgument) else result
+            for operand, result in zip(ret.operands, results)]
 
 
 def _read_as_boolean(arg, sparse_type, entry) -> None:

@@ -135,3 +135,19 @@ def test_where_of_computed_values_is_a_max():
     x, y = torch.rand(4, 5), torch.rand(4, 5)
     compiled = fuseflow.compile(WhereOfComputed(), (x, y), fuseflow.Schedule(fusion="full"))
     torch.testing.assert_close(compiled.simulate(x, y).output, WhereOfComputed()(x, y))
+
+
+@pytest.mark.parametrize("fusion", ["unfused", [["mul"], ["mul_1"]]])
+def test_mask_read_after_a_sparse_result(fusion):
+    """A mask's read-back (which joins its user's kernel and comes first in the function)
+    used by a kernel reading a sparse result (re-typed by a ``tensor.cast``): the kernels
+    are ordered by the data the cast carries (fuzzer seed 2065: 'operand #1 does not
+    dominate this use')."""
+    x, m = _inputs()
+    model = Masked(lambda x, m: (x * x) * m)
+    xs = x.to_sparse_csr()
+    compiled = fuseflow.compile(model, (xs, m), fuseflow.Schedule(fusion=fusion,
+                                                                 formats={"m": "csr"}))
+    for engine in ("fast", "reference"):
+        out = compiled.simulate(xs, m, engine=engine).outputs[0]
+        assert torch.equal(out.to_dense() if out.is_sparse_csr else out, model(x, m))

@@ -88,3 +88,12 @@ def test_log_softmax_and_log(fusion):
     _check(lambda t: F.log_softmax(t, -1), (torch.rand(3, 5),), fusion)
     _check(lambda t: F.log_softmax(t, -1), (x.to_sparse_csr(),), fusion)
     _check(lambda t: torch.log(t) * 2.0, (x.to_sparse_csr(),), fusion)   # -inf where absent
+
+
+def test_log_softmax_over_a_size_0_dimension():
+    """torch-mlir lowers a max over a size-0 dimension to a max over a splat ``-inf``
+    constant: its loop's extent comes from the constant's shape (fuzzer seed 318: 'cannot
+    infer the extent of loop d3')."""
+    b = torch.rand(5, 2)
+    _check(lambda a, b: torch.log_softmax((a @ b) * 2.0, 0).mean(0, keepdim=True),
+           (torch.zeros(0, 5).to_sparse_coo(), b))

@@ -57,3 +57,21 @@ def test_select_alu_ops():
     assert evaluate("lt_select", NAN, 1.0) == 1.0 and evaluate("lt_select", 0.5, 1.0) == 0.5
     assert evaluate("scalar_gt_select", NAN, scalar=0.5) == 0.5
     assert evaluate("scalar_lt_select", 2.0, scalar=0.5) == 0.5
+
+
+@pytest.mark.parametrize("fusion", ["full", "unfused"])
+def test_where_against_a_fused_reduction(fusion):
+    """``torch.where(x > m, x, m)`` with ``m`` a mean fused into the kernel: the comparison
+    and the select each inline their own copy of the reduction, equal up to the names of the
+    variables they bind (fuzzer seed 172: "unsupported 'arith.select'")."""
+    class M(torch.nn.Module):
+        def forward(self, a, x):
+            m = a.mean(0)
+            return torch.where(x > m, x, m) * 2.0
+
+    g = torch.Generator().manual_seed(1)
+    a, x = torch.rand(2, 3, generator=g), torch.rand(3, generator=g)
+    compiled = fuseflow.compile(M(), (a, x), fuseflow.Schedule(fusion=fusion))
+    for engine in ("fast", "reference"):
+        out = compiled.simulate(a, x, engine=engine).output
+        torch.testing.assert_close(out, M()(a, x))
