@@ -1,1 +1,2 @@
-"""Lowering of fused kernels to SAM dataflow graphs: index notation, dataflow order, graph building."""
+"""Lowering of fused kernels to SAM dataflow graphs: index notation, dataflow order, graph
+building."""

@@ -38,11 +38,10 @@ from fuseflow.dialects.types import storage_levels
 from fuseflow.passes.lowering.einsum import (
     KernelExpr,
     LoweringError,
-    Op,
-    Reduce,
     Root,
     Use,
     _var_rank,
+    tree_rebuilder,
 )
 from fuseflow.passes.lowering.order import order_cost, ranked_orders, violation
 
@@ -279,22 +278,11 @@ def _result_layouts(root: Root, splits: dict[str, Split], loc) -> list[tuple]:
 
 def _rebuild(expr: KernelExpr, uses: dict[int, Use], splits: dict[str, Split]) -> KernelExpr:
     """``expr`` with its uses replaced and its reductions over split variables."""
-    memo: dict[int, object] = {}
-
-    def rebuild(node):
-        if isinstance(node, Use):
-            return uses[node.uid]
-        if id(node) in memo:
-            return memo[id(node)]
-        if isinstance(node, Op):
-            new = replace(node, args=tuple(rebuild(a) for a in node.args))
-        elif isinstance(node, Reduce):
-            new = replace(node, vars=_split_vars(node.vars, splits), body=rebuild(node.body),
-                          free=tuple(sorted(_split_vars(node.free, splits), key=_var_rank)))
-        else:
-            return node
-        memo[id(node)] = new
-        return new
+    rebuild = tree_rebuilder(
+        lambda use: uses[use.uid],
+        lambda node, body: replace(node, vars=_split_vars(node.vars, splits), body=body,
+                                   free=tuple(sorted(_split_vars(node.free, splits),
+                                                     key=_var_rank))))
 
     roots = [replace(r, expr=rebuild(r.expr)) for r in expr.roots]
     return KernelExpr(roots, [uses[u.uid] for u in expr.uses], expr.sizes, expr.loc)
@@ -389,32 +377,24 @@ def to_tiles(expr: KernelExpr, offsets: tuple[str, ...], input_types: list, loc)
         uses[u.uid] = replace(u, vars=u.vars[:len(u.vars) - k], levels=u.levels[:len(u.levels) - k])
         tile_uses[u.uid] = axes
     reduced: dict[int, tuple[str, ...]] = {}
-    memo: dict[int, object] = {}
 
-    def rebuild(node):
-        if isinstance(node, Use):
-            return uses[node.uid]
-        if id(node) in memo:
-            return memo[id(node)]
-        if isinstance(node, Op):
-            new = replace(node, args=tuple(rebuild(a) for a in node.args))
-        elif isinstance(node, Reduce):
-            kept = tuple(v for v in node.vars if v not in offsets)
-            if not kept:
-                raise LoweringError(node.loc or loc, "a reduction over in-block offsets alone "
-                                                     "cannot run on tiles")
-            new = replace(node, vars=kept, body=rebuild(node.body),
-                          free=tuple(v for v in node.free if v not in offsets))
-            reduced[new.rid] = tuple(v for v in node.vars if v in offsets)
-        else:
-            return node
-        memo[id(node)] = new
+    def without_offsets(node, body):
+        kept = tuple(v for v in node.vars if v not in offsets)
+        if not kept:
+            raise LoweringError(node.loc or loc, "a reduction over in-block offsets alone "
+                                                 "cannot run on tiles")
+        new = replace(node, vars=kept, body=body,
+                      free=tuple(v for v in node.free if v not in offsets))
+        reduced[new.rid] = tuple(v for v in node.vars if v in offsets)
         return new
+
+    rebuild = tree_rebuilder(lambda use: uses[use.uid], without_offsets)
 
     roots, tile_roots = [], {}
     for r in expr.roots:
         axes = _trailing(r.out_vars, offsets, f"result #{r.index}", loc)
-        roots.append(replace(r, expr=rebuild(r.expr), out_vars=r.out_vars[:len(r.out_vars) - len(axes)]))
+        roots.append(replace(r, expr=rebuild(r.expr),
+                             out_vars=r.out_vars[:len(r.out_vars) - len(axes)]))
         tile_roots[r.index] = axes
     stripped = KernelExpr(roots, [uses[u.uid] for u in expr.uses],
                           {v: n for v, n in expr.sizes.items() if v not in offsets}, expr.loc)

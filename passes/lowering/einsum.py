@@ -62,7 +62,8 @@ class Use:
         if self.blocks:
             signs = {"id": "", "div": "/", "mod": "%"}
             return "T{}[{}]".format(self.operand, ",".join(
-                f"{v}{signs[k]}{b if k != 'id' else ''}" for v, (k, b) in zip(self.vars, self.blocks)))
+                f"{v}{signs[k]}{b if k != 'id' else ''}"
+                for v, (k, b) in zip(self.vars, self.blocks)))
         return f"T{self.operand}[{','.join(self.vars)}]"
 
 
@@ -156,25 +157,35 @@ class KernelExpr:
 
     def with_uses(self, replacement: dict[int, Use]) -> "KernelExpr":
         """This kernel with the uses of the given ``uid`` replaced (e.g. re-bound operands)."""
-        memo: dict[int, object] = {}
-
-        def rebuild(expr):
-            if isinstance(expr, Use):
-                return replacement.get(expr.uid, expr)
-            if id(expr) in memo:
-                return memo[id(expr)]
-            if isinstance(expr, Op):
-                new = replace(expr, args=tuple(rebuild(a) for a in expr.args))
-            elif isinstance(expr, Reduce):
-                new = replace(expr, body=rebuild(expr.body))
-            else:
-                return expr
-            memo[id(expr)] = new
-            return new
-
+        rebuild = tree_rebuilder(lambda use: replacement.get(use.uid, use))
         roots = [replace(r, expr=rebuild(r.expr)) for r in self.roots]
         uses = [replacement.get(u.uid, u) for u in self.uses]
         return KernelExpr(roots, uses, dict(self.sizes), self.loc)
+
+
+def tree_rebuilder(on_use, on_reduce=None):
+    """A function rebuilding an expression bottom-up: each use becomes ``on_use(use)``, each
+    reduction ``on_reduce(reduction, rebuilt_body)`` (default: the reduction over the rebuilt
+    body), each op the op of its rebuilt arguments; constants stay. A node shared by several
+    parents (an expression is a DAG) is rebuilt once, so the result shares it too."""
+    memo: dict[int, object] = {}
+
+    def rebuild(node):
+        if isinstance(node, Use):
+            return on_use(node)
+        if id(node) in memo:
+            return memo[id(node)]
+        if isinstance(node, Op):
+            new = replace(node, args=tuple(rebuild(a) for a in node.args))
+        elif isinstance(node, Reduce):
+            body = rebuild(node.body)
+            new = replace(node, body=body) if on_reduce is None else on_reduce(node, body)
+        else:
+            return node
+        memo[id(node)] = new
+        return new
+
+    return rebuild
 
 
 def _var_rank(name: str) -> int:
@@ -369,7 +380,8 @@ class _Extractor:
             var = dim_vars[level.dim]
             if var is None:
                 if shape[level.dim] == 1 and level.format == "dense":
-                    continue  # a broadcast size-1 dense level: its child reference equals its parent's
+                    continue  # a broadcast size-1 dense level: its child reference is its
+                    # parent's
                 raise LoweringError(loc, f"a size-1 broadcast of the {level.format} level {index} "
                                          f"of '{value.type}' is not supported (its fibers would "
                                          "be read without a loop); pass this operand dense")
@@ -400,7 +412,8 @@ class _Extractor:
             dim = _dim_of(text)
             if dim is None:
                 if text != "0":
-                    raise LoweringError(loc, f"output indexing expression '{text}' is not supported")
+                    raise LoweringError(loc, f"output indexing expression '{text}' is not "
+                                             "supported")
                 continue
             # A size-1 output dim the consumer broadcasts keeps no variable: its loop has one
             # iteration at coordinate 0, like a broadcast size-1 level of an input.
@@ -410,7 +423,6 @@ class _Extractor:
                 for d, v in enumerate(loops)]
 
     def _generic(self, generic, result: int, dim_vars: list):
-        loc = generic.location
         iter_types = [str(a) for a in mlir.ir.ArrayAttr(generic.attributes["iterator_types"])]
         loops = self.loop_vars(generic, result, dim_vars)
         return self.body(generic, result, loops, iter_types)
@@ -447,7 +459,8 @@ class _Extractor:
                 if const is not None:
                     leaves[i] = Const(const)
                 elif not isinstance(value.type, mlir.RankedTensorType):
-                    raise LoweringError(loc, f"scalar input #{i} of linalg.generic is not a constant")
+                    raise LoweringError(loc, f"scalar input #{i} of linalg.generic is not a "
+                                             "constant")
                 else:
                     leaves[i] = self.tensor(value, operand_dims(i), loc)
             return leaves[i]
@@ -464,7 +477,8 @@ class _Extractor:
             if value == out_arg:
                 return OUT
             if value in args:
-                raise LoweringError(loc, "a body that reads another output of its op is not supported")
+                raise LoweringError(loc, "a body that reads another output of its op is not "
+                                         "supported")
             const = _float_const(value)
             if const is not None:
                 return Const(const)
@@ -574,7 +588,8 @@ def extract_kernel(results: list, arg_index: dict, loc) -> KernelExpr:
                                 "not supported; fuse it into the select that reads it")
         out_vars = _output_vars(result_type, dims, producer.location)
         roots.append(Root(expr, out_vars, result_type, index, producer.location))
-    kernel = KernelExpr(roots, ex.uses, dict(sorted(ex.sizes.items(), key=lambda kv: _var_rank(kv[0]))), loc)
+    sizes = dict(sorted(ex.sizes.items(), key=lambda kv: _var_rank(kv[0])))
+    kernel = KernelExpr(roots, ex.uses, sizes, loc)
     return _without_dead_uses(kernel)
 
 
@@ -593,7 +608,8 @@ def _without_dead_uses(kernel: KernelExpr) -> KernelExpr:
     replacement = {u.uid: replace(u, uid=index) for index, u in enumerate(kept)}
     pruned = kernel.with_uses(replacement)
     pruned.uses = [replacement[u.uid] for u in kept]
-    used = set().union(*(r.out_vars for r in pruned.roots), *(expr_vars(r.expr) for r in pruned.roots),
+    used = set().union(*(r.out_vars for r in pruned.roots),
+                       *(expr_vars(r.expr) for r in pruned.roots),
                        *(u.vars for u in pruned.uses), *(red.vars for red in pruned.reduces()))
     pruned.sizes = {v: n for v, n in pruned.sizes.items() if v in used}
     return pruned

@@ -30,7 +30,12 @@ from fuseflow.dialects.ir import op_key
 from fuseflow.dialects.types import storage_levels
 from fuseflow.passes.ir_utils import is_trivial_producer, op_of
 from fuseflow.passes.lowering.blocking import (
-    Blocking, ResultView, blocked_variants, choose_layout, tile_order, to_tiles,
+    Blocking,
+    ResultView,
+    blocked_variants,
+    choose_layout,
+    tile_order,
+    to_tiles,
 )
 from fuseflow.passes.lowering.builder import PlanBuilder, PlannedOp
 from fuseflow.passes.lowering.copies import unify_copies
