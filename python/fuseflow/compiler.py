@@ -221,11 +221,13 @@ class CompiledModel:
         return self._levels[Level.parse(level, "IR level").value]
 
     def simulate(self, *inputs, arch: Arch | None = None, engine: str = "fast",
-                 trace: bool = False) -> SimulationResult:
+                 trace: bool = False, workers: int = 1) -> SimulationResult:
         """Simulates the compiled graphs on ``inputs`` (torch tensors, dense or sparse).
 
         ``engine``: ``fast`` (default) or ``reference``, the cycle-by-cycle specification
-        (same outputs, cycles and statistics, about 100x slower)."""
+        (same outputs, cycles and statistics, about 100x slower). ``workers``: how many
+        independent kernels to simulate at once, each in a forked process (same results;
+        :mod:`fuseflow.runtime`)."""
         arch = Arch.of(arch)
         if engine not in ENGINES:
             raise ArgumentError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
@@ -235,7 +237,8 @@ class CompiledModel:
                                 f"got {len(inputs)}")
         trees = [FiberTree.from_torch(t.detach() if isinstance(t, torch.Tensor)
                                       else torch.as_tensor(t)) for t in tensors]
-        run = run_module(self.module, trees, arch=arch, engine=engine, trace=trace)
+        run = run_module(self.module, trees, arch=arch, engine=engine, trace=trace,
+                         workers=workers)
         outputs = [torch.from_numpy(t.to_dense()) for t in run.outputs]
         return SimulationResult(outputs, run.cycles, run)
 

@@ -40,6 +40,7 @@ def no_compile(monkeypatch):
      "--dataset, --preset does not apply to kernel 'all'"),
     (["run", "spmm", "--sparsity", "1.5"], "--sparsity must be in [0, 1]"),
     (["run", "spmm", "--scale", "0"], "--scale must be >= 1"),
+    (["run", "spmm", "--workers", "0"], "--workers must be >= 1"),
     (["run", "nonesuch"], "unknown kernel or application 'nonesuch'; valid: all, add"),
     (["run", "spmm", "--arch", "latency=fast"], "--arch latency: expected an integer"),
     (["run", "spmm", "--arch", "cost.bogus=1:1"],

@@ -182,8 +182,12 @@ def run_sweep(points: list[Point], folder, settings: SweepSettings,
         while pending or running:
             while pending and len(running) < max(1, settings.workers):
                 point = pending.pop(0)
+                # The last points share the cores no other point will use: their independent
+                # kernels simulate at once (fuseflow.runtime).
+                kernel_workers = 1 if pending else max(1, settings.workers - len(running))
                 receive, send = context.Pipe(duplex=False)
-                process = context.Process(target=_worker, args=(point, settings, send),
+                process = context.Process(target=_worker,
+                                          args=(point, settings, send, kernel_workers),
                                           name=f"fuseflow-point {point.key}", daemon=True)
                 process.start()
                 send.close()
@@ -248,7 +252,7 @@ def _collect(item: _Running, ready, timeout: float | None) -> PointResult | None
     return None
 
 
-def _worker(point: Point, settings: SweepSettings, conn) -> None:
+def _worker(point: Point, settings: SweepSettings, conn, kernel_workers: int = 1) -> None:
     """Runs one point in a forked process and sends its :class:`PointResult`."""
     import torch
 
@@ -256,7 +260,7 @@ def _worker(point: Point, settings: SweepSettings, conn) -> None:
     logging.getLogger().handlers[:] = [logging.NullHandler()]
     start = time.perf_counter()
     try:
-        result = run_point(point, settings)
+        result = run_point(point, settings, kernel_workers)
     except Exception as err:  # noqa: BLE001 - reported in the point's record
         result = PointResult.failed(point, "error", f"{type(err).__name__}: {err}",
                                     time.perf_counter() - start)
@@ -266,8 +270,9 @@ def _worker(point: Point, settings: SweepSettings, conn) -> None:
     conn.close()
 
 
-def run_point(point: Point, settings: SweepSettings) -> PointResult:
-    """Builds, compiles, simulates and checks one point (in this process)."""
+def run_point(point: Point, settings: SweepSettings, kernel_workers: int = 1) -> PointResult:
+    """Builds, compiles, simulates and checks one point (in this process; ``kernel_workers``
+    independent kernels at once)."""
     import warnings
 
     from fuseflow.apps import get_application
@@ -281,7 +286,8 @@ def run_point(point: Point, settings: SweepSettings) -> PointResult:
     layers = 1 if extrapolation else None
     model, inputs = app.build(point.preset, point.dataset, settings.seed, layers)
     deeper = app.build(point.preset, point.dataset, settings.seed, 2) if extrapolation else None
-    run_settings = Settings(settings.engine, Arch(), settings.seed, settings.rtol, settings.atol)
+    run_settings = Settings(settings.engine, Arch(), settings.seed, settings.rtol, settings.atol,
+                            kernel_workers)
     outcome, = run_application(app, model, inputs, point.dataset, point.preset, (point.fusion,),
                                {}, run_settings, _NoSteps(), dense_weights=point.dense_weights,
                                provenance=app.provenance(point.dataset),

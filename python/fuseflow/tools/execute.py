@@ -26,6 +26,8 @@ class Settings:
     seed: int
     rtol: float
     atol: float
+    workers: int = 1
+    """Independent kernels simulated at once, in forked processes (same results)."""
 
 
 @dataclass
@@ -75,7 +77,8 @@ def execute(run: Run, model, inputs, schedule, settings: Settings, steps,
         stage = "simulate"
         steps.start(f"simulating {label} ({settings.engine} engine)")
         start = time.perf_counter()
-        result = compiled.simulate(*inputs, arch=settings.arch, engine=settings.engine)
+        result = compiled.simulate(*inputs, arch=settings.arch, engine=settings.engine,
+                                   workers=settings.workers)
         run.simulate_seconds = round(time.perf_counter() - start, 3)
         steps.done()
         log.info("simulated %s in %.2f s: %d cycles", label, run.simulate_seconds, result.cycles)

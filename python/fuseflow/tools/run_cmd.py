@@ -57,6 +57,9 @@ def register(commands) -> None:
                      help="declare inputs or parameters sparse: csr, csc, coo, dcsr, dense, "
                           "sparse_vector, bsr:<b>, bsr:<rows>x<cols>")
     run.add_argument("--seed", type=int, default=0, help="seed of inputs and weights")
+    run.add_argument("--workers", type=int, default=1, metavar="N",
+                     help="simulate up to N independent kernels at once, each in a forked "
+                          "process (default: 1; same results, less wall time)")
     run.add_argument("--rtol", type=float, default=None,
                      help="relative tolerance of the check (default: 1e-5 kernels, 1e-4 "
                           "applications)")
@@ -113,6 +116,8 @@ def resolve(args) -> str:
     args.atol = atol if args.atol is None else args.atol
     if kind == "kernel" and not 0.0 <= args.sparsity <= 1.0:
         raise OptionError(f"--sparsity must be in [0, 1], got {args.sparsity}")
+    if args.workers < 1:
+        raise OptionError(f"--workers must be >= 1, got {args.workers}")
     if kind == "kernel" and args.scale < 1:
         raise OptionError(f"--scale must be >= 1, got {args.scale}")
     for flag, path in (("--json", args.json),):
@@ -131,7 +136,7 @@ def cmd_run(args) -> int:
         arch = parse_arch(args.arch)
         formats = parse_formats(args.formats)
         importing.done()
-    settings = Settings(args.engine, arch, args.seed, args.rtol, args.atol)
+    settings = Settings(args.engine, arch, args.seed, args.rtol, args.atol, args.workers)
     if kind == "kernel":
         outcomes = _run_kernels(args, formats, settings, console)
     else:

@@ -96,14 +96,15 @@ def run(args) -> int:
                        blocks=blocks, progress=progress)
     best = min(p.cycles for p in points)
     rows = [[str(rank), ",".join(p.order), " ".join(f"{v}:{f}" for v, f in p.parallel) or "-",
-             "x".join(map(str, p.block)) or "-", str(p.lanes), f"{p.cycles:,}", f"{p.cycles / best:.2f}x", f"{p.speedup:.2f}x",
+             "x".join(map(str, p.block)) or "-", str(p.lanes), f"{p.cycles:,}",
+             f"{p.cycles / best:.2f}x", f"{p.speedup:.2f}x",
              "-" if p.tokens is None else f"{p.tokens:,.0f}",
              "yes" if p.matches else "NO"]
             for rank, p in enumerate(sorted(points, key=lambda p: p.cycles))]
     console.make_console().print(console.table(
         f"{title} · kernel {info.index} {info.name}: {len(points)} schedules", [
-            "#", "order", "parallel", "tiles", "lanes", "cycles", "vs best", "speedup", "tokens (pred.)",
-            "matches"], rows, right={"lanes", "cycles", "vs best", "speedup",
+            "#", "order", "parallel", "tiles", "lanes", "cycles", "vs best", "speedup",
+            "tokens (pred.)", "matches"], rows, right={"lanes", "cycles", "vs best", "speedup",
                                      "tokens (pred.)"}))
     if args.json:
         Path(args.json).write_text(json.dumps({
