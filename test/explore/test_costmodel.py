@@ -244,3 +244,83 @@ def test_accumulator_draws_coordinates_without_replacement(monkeypatch):
     monkeypatch.setattr(rules, "misses", lambda d, q, population: joins.misses(d, q, 0.0))
     binomial, _ = errors()
     assert binomial < -0.05
+
+
+def _both_paths(compiled, inputs):
+    """The model's predictions by the compiled path and by the reference walk."""
+    from fuseflow.explore import CostModel, Measured
+    from fuseflow.explore import costmodel as cm
+
+    model = CostModel(compiled)
+    measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
+    fast = model.predict(*measured)
+    reference = cm.predict_graph
+
+    def walk(*args, **kwargs):
+        return reference(*args, reference=True, **kwargs)
+
+    cm.predict_graph = walk
+    try:
+        slow = model.predict(*measured)
+    finally:
+        cm.predict_graph = reference
+    return fast, slow
+
+
+def _assert_same(fast, slow):
+    assert len(fast.kernels) == len(slow.kernels)
+    for kf, ks in zip(fast.kernels, slow.kernels):
+        assert kf._totals is not None, f"{kf.name} was not compiled"
+        assert ks._totals is None
+        assert kf.summary() == pytest.approx(ks.summary(), rel=1e-9, abs=1e-9), kf.name
+        for of, os in zip(kf.outputs, ks.outputs):
+            assert (of.values, of.nonzeros) == pytest.approx((os.values, os.nonzeros), rel=1e-9)
+            for lf, ls in zip(of.levels, os.levels):
+                assert (lf.fibers, lf.items, lf.empty, lf.size) == \
+                    pytest.approx((ls.fibers, ls.items, ls.empty, ls.size), rel=1e-9, abs=1e-9)
+                assert (lf.coords is None) == (ls.coords is None)
+                if lf.coords is not None:
+                    assert np.allclose(lf.coords, ls.coords, rtol=1e-9)
+        # Per-block detail of a compiled prediction is the reference walk's.
+        for name, block in ks.blocks.items():
+            assert kf.blocks[name].tokens_out == pytest.approx(block.tokens_out), name
+        assert kf.critical_path == ks.critical_path
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_compiled_prediction_equals_the_reference_walk_on_every_kernel(name):
+    kernel = KERNELS[name]
+    for sparsity, seed, empty_rows in ((0.7, 0, False), (0.95, 3, True), (0.0, 1, False)):
+        inputs = kernel.inputs(sparsity, seed=seed, scale=2, empty_rows=empty_rows)
+        compiled = fuseflow.compile(kernel.module(), inputs,
+                                    fuseflow.Schedule(formats=dict(kernel.declared)))
+        _assert_same(*_both_paths(compiled, inputs))
+
+
+@pytest.mark.parametrize("app", ["sae", "gcn", "graphsage"])
+def test_compiled_prediction_equals_the_reference_walk_on_the_applications(app):
+    from fuseflow.apps import APPLICATIONS
+
+    application = APPLICATIONS[app]
+    model, inputs = application.build("tiny")
+    plan = application.plan(model)
+    for fusion in plan.fusion_groups:
+        compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=fusion), plan=plan)
+        _assert_same(*_both_paths(compiled, inputs))
+
+
+@pytest.mark.parametrize("name", ["spmv", "spgemm", "add", "spmm_coo"])
+def test_compiled_prediction_equals_the_reference_walk_on_the_density_model(name):
+    from fuseflow.explore import CostModel
+    from fuseflow.explore import costmodel as cm
+
+    kernel, compiled = _compile(name)
+    model = CostModel(compiled)
+    fast = model.predict(Density(0.3), Density(0.6))
+    reference = cm.predict_graph
+    cm.predict_graph = lambda *a, **k: reference(*a, reference=True, **k)
+    try:
+        slow = model.predict(Density(0.3), Density(0.6))
+    finally:
+        cm.predict_graph = reference
+    _assert_same(fast, slow)

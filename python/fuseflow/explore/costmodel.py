@@ -54,9 +54,16 @@ class Measured:
     """Host layout op -> the Measured result of applying it to this data."""
 
     def stats(self, fmt: TensorFormat) -> TensorStats:
-        if fmt not in self._by_format:
-            self._by_format[fmt] = TensorStats.measure(self.tree, fmt)
-        return self._by_format[fmt]
+        known = self._by_format.get(id(fmt))       # the same format object: no hashing
+        if known is not None and known[0] is fmt:
+            return known[1]
+        for other, stats in self._by_format.values():
+            if other == fmt:
+                break
+        else:
+            stats = TensorStats.measure(self.tree, fmt)
+        self._by_format[id(fmt)] = (fmt, stats)
+        return stats
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,8 @@ class _Estimated:
     known: TensorStats
 
     def stats(self, fmt: TensorFormat) -> TensorStats:
-        return self.known.convert(fmt)
+        known = self.known
+        return known if known.fmt is fmt else known.convert(fmt)
 
 
 def source(value):

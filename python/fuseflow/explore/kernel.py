@@ -9,6 +9,7 @@ inputs' arrival times (:func:`block_clocks`).
 
 from __future__ import annotations
 
+from fuseflow.explore.compiled import _TOTALS, CompiledKernel, Unsupported
 from fuseflow.explore.prediction import KernelPrediction
 from fuseflow.explore.rules import RuleContext, apply
 from fuseflow.explore.stats import LevelStats, TensorStats
@@ -46,16 +47,64 @@ def cost_table(arch: Arch) -> dict[str, tuple[int, int]]:
             for kind in BLOCK_KINDS}
 
 
+_DEFAULT_COSTS: dict | None = None
+
+
+def default_costs() -> dict[str, tuple[int, int]]:
+    """:func:`cost_table` of the default :class:`Arch` (computed once)."""
+    global _DEFAULT_COSTS
+    if _DEFAULT_COSTS is None:
+        _DEFAULT_COSTS = cost_table(Arch())
+    return _DEFAULT_COSTS
+
+
 def predict_graph(graph: BlockGraph, inputs: list[TensorStats], arch: Arch | None = None,
                   order: list[Block] | None = None,
-                  costs: dict[str, tuple[int, int]] | None = None) -> KernelPrediction:
+                  costs: dict[str, tuple[int, int]] | None = None,
+                  reference: bool = False) -> KernelPrediction:
     """Predicts one kernel from the statistics of its inputs (in the graph's input formats).
 
     ``order`` is :func:`topological` of ``graph`` and ``costs`` :func:`cost_table` of
-    ``arch`` (computed when not given; pass them to predict many times).
+    ``arch`` (computed when not given; pass them to predict many times). The kernel is
+    compiled once per graph, block costs and input formats (:mod:`.compiled`) and its
+    totals and result statistics computed by the compiled code; its per-block predictions
+    come from the reference walk (``reference=True``: everything does) when first read.
     """
-    order = order or topological(graph)
-    costs = costs or cost_table(arch or Arch())
+    if costs is None:
+        costs = cost_table(arch) if arch is not None else default_costs()
+    if not reference:
+        program = compiled_program(graph, costs, inputs, order)
+        if program is not None:
+            values = program.run(inputs)
+            totals = dict(zip(_TOTALS, values))
+            return KernelPrediction(
+                graph.name, None, list(inputs), values[-1], totals=totals,
+                detail=lambda: predict_graph(graph, inputs, order=order, costs=costs,
+                                             reference=True))
+    return _reference(graph, inputs, order or topological(graph), costs)
+
+
+def compiled_program(graph: BlockGraph, costs: dict, inputs: list[TensorStats],
+                     order: list[Block] | None = None):
+    """The :class:`~.compiled.CompiledKernel` of ``graph`` under ``costs`` for the formats of
+    ``inputs`` (compiled on first use and kept on the graph), or None when the compiler
+    does not handle the graph."""
+    programs = graph.__dict__.setdefault("_cost_programs", [])
+    for kept_costs, program in programs:
+        if kept_costs is costs and (program is None or program.matches(inputs)):
+            return program
+    try:
+        program = CompiledKernel(graph, order or topological(graph), costs,
+                                 [s.fmt for s in inputs])
+    except Unsupported:
+        program = None
+    programs.append((costs, program))
+    return program
+
+
+def _reference(graph: BlockGraph, inputs: list[TensorStats], order: list[Block],
+               costs: dict[str, tuple[int, int]]) -> KernelPrediction:
+    """The reference walk: every block's rule on Level objects, clocks block by block."""
     ctx = RuleContext(list(inputs), list(graph.outputs))
     profiles: dict[str, Profile] = {}
     first: dict[str, float] = {}          # channel -> arrival of its first token

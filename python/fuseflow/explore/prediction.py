@@ -51,31 +51,74 @@ class BlockPrediction:
         return WORD_BYTES * (self.crd_writes + self.ref_writes + self.val_writes)
 
 
-@dataclass
 class KernelPrediction:
     """One kernel (``sam.graph``): its blocks (by the loaded block name), the statistics of
-    its inputs and of its results, and totals."""
+    its inputs and of its results, and totals.
 
-    name: str
-    blocks: dict[str, BlockPrediction]
-    inputs: list["TensorStats"]
-    outputs: list["TensorStats"]
-    critical_path: list[str] = field(default_factory=list)
-    """Block names from the root to the block that finishes last, each one's latest input."""
+    The fast path (:mod:`~fuseflow.explore.compiled`) gives ``totals`` only; ``blocks`` and
+    ``critical_path`` are then rebuilt by ``detail()`` (the reference walk) on first access.
+    """
+
+    def __init__(self, name: str, blocks: dict[str, BlockPrediction] | None,
+                 inputs: list["TensorStats"], outputs: list["TensorStats"],
+                 critical_path: list[str] | None = None, *, totals: dict | None = None,
+                 detail=None):
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+        self._blocks = blocks
+        self._critical_path = critical_path
+        self._totals = totals
+        self._detail = detail
+
+    def _materialize(self) -> None:
+        if self._blocks is None:
+            full = self._detail()
+            self._blocks, self._critical_path = full.blocks, full.critical_path
+
+    @property
+    def blocks(self) -> dict[str, BlockPrediction]:
+        """Per block predictions, keyed by the loaded block name."""
+        self._materialize()
+        return self._blocks
+
+    @property
+    def critical_path(self) -> list[str]:
+        """Block names from the root to the block that finishes last, each one's latest
+        input."""
+        if self._critical_path is None:
+            self._materialize()
+        return self._critical_path or []
+
+    @critical_path.setter
+    def critical_path(self, path: list[str]) -> None:
+        self._critical_path = path
 
     @property
     def cycles(self) -> float:
         """The latest block clock."""
+        if self._totals is not None:
+            return self._totals["cycles"]
         return max((b.cycles for b in self.blocks.values()), default=0.0)
 
     def total(self, counter: str) -> float:
         """Sum of ``counter`` (one of :data:`COUNTERS`, ``steps``, ``bytes_read``,
         ``bytes_written``) over the blocks."""
+        t = self._totals
+        if t is not None:
+            if counter == "bytes_read":
+                return WORD_BYTES * (t["crd_reads"] + t["ref_reads"] + t["val_reads"])
+            if counter == "bytes_written":
+                return WORD_BYTES * (t["crd_writes"] + t["ref_writes"] + t["val_writes"])
+            if counter in t:
+                return t[counter]
         return sum(getattr(b, counter) for b in self.blocks.values())
 
     @property
     def tokens(self) -> float:
         """Tokens sent on every channel."""
+        if self._totals is not None:
+            return self._totals["tokens"]
         return sum(sum(b.tokens_out.values()) for b in self.blocks.values())
 
     def summary(self) -> dict[str, Any]:

@@ -1,0 +1,649 @@
+"""A kernel's cost model compiled once into straight-line Python: the fast prediction path.
+
+:func:`fuseflow.explore.kernel.predict_graph` walks the block graph and applies each block's
+rule (:mod:`~fuseflow.explore.rules`) to :class:`~fuseflow.explore.streams.Level` objects:
+tens of microseconds per block, mostly interpreter overhead (objects, dicts, calls). The
+structure of that walk depends only on the graph, the architecture's block costs and the
+input formats, so :func:`compile_graph` runs it once *symbolically* and emits one Python
+function whose local variables are the token counts of the streams:
+
+- a stream field is a constant when it follows from the formats alone (dense levels under
+  the root, sizes) and is folded; a stream forwarded unchanged (broadcast, locate,
+  repsiggen) is the same variables, not a copy;
+- the light rules (scan, repeat, array, alu, reduce, crddrop, crdhold, writers, fork,
+  join) are emitted inline, with the branches the data decide (empty fibers, histograms
+  present or not) kept as run-time conditionals;
+- joiners and sparse accumulators, whose arithmetic is array work, call the reference rule
+  on :class:`Level` objects built from the variables (the same code, so the same numbers);
+- what no total or result reads is dropped (dead-code elimination);
+- clocks are folded into one expression: a block ends at
+  ``max(start + II·steps, max_in(last_p + burst_p·II))`` with constant starts, so the
+  kernel's last clock is ``max_a(start_a + II_a·steps_a + LP_a)``, ``LP_a`` the longest path
+  from block ``a`` over edge weights ``L_p − II_p + burst_p·II_b``: constants, plus the
+  bursts of sparse accumulators (run-time values) with integer coefficients.
+
+The compiled function returns the kernel's totals (cycles, tokens, steps and each counter of
+:data:`~fuseflow.explore.prediction.COUNTERS`) and the statistics of its results; per-block
+predictions are rebuilt by the reference walk when asked for
+(:class:`~fuseflow.explore.prediction.KernelPrediction` is lazy). ``test/explore`` holds the
+two paths equal.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from fuseflow.explore import rules
+from fuseflow.explore.prediction import COUNTERS
+from fuseflow.explore.stats import LevelStats, TensorStats
+from fuseflow.explore.streams import Level
+from fuseflow.sim.graph import Block, BlockGraph
+
+
+class Unsupported(Exception):
+    """A graph the compiler does not handle; the reference walk predicts it."""
+
+
+class _Sym:
+    """One level of a stream at compile time: each field a float constant, ``None``
+    (``hist``/``sizes`` known absent) or the name of a variable of the emitted code."""
+
+    __slots__ = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes", "obj")
+    FIELDS = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes")
+
+    def __init__(self, items, nulls=0.0, stops=0.0, bare=0.0, size=0.0, nonzero=1.0,
+                 hist=None, sizes=None, obj=None):
+        self.items, self.nulls, self.stops, self.bare = items, nulls, stops, bare
+        self.size, self.nonzero, self.hist, self.sizes = size, nonzero, hist, sizes
+        self.obj = obj          # a variable holding this level as a Level object, if built
+
+    def with_(self, **changes) -> "_Sym":
+        fields = {name: getattr(self, name) for name in self.FIELDS}
+        fields.update(changes)
+        return _Sym(**fields)
+
+
+_NAME = re.compile(r"\b[vk]\d+\b")
+
+
+class _Code:
+    """Emitted statements (single assignments, some guarded) with constant folding and
+    dead-code elimination."""
+
+    def __init__(self):
+        self.stmts: list[tuple[tuple[str, ...], str]] = []
+        self.namespace: dict = {}
+        self._count = 0
+        self._consts: dict = {}
+        self._exprs: dict[str, str] = {}
+
+    def fresh(self) -> str:
+        self._count += 1
+        return f"v{self._count}"
+
+    def const(self, value) -> str:
+        """A name for a non-literal constant (an array, a format, an object)."""
+        key = id(value)
+        if key not in self._consts:
+            name = f"k{len(self._consts)}"
+            self._consts[key] = (name, value)
+            self.namespace[name] = value
+        return self._consts[key][0]
+
+    def lit(self, x) -> str:
+        if isinstance(x, str):
+            return x
+        if x is None:
+            return "None"
+        if isinstance(x, (bool, np.bool_)):
+            return repr(bool(x))
+        if math.isfinite(x):
+            return repr(float(x))
+        return self.const(float(x))
+
+    def let(self, expr: str) -> str:
+        """A variable holding the pure expression ``expr`` (the same text, the same
+        variable: expressions have no side effects and variables are assigned once)."""
+        name = self._exprs.get(expr)
+        if name is None:
+            name = self._exprs[expr] = self.fresh()
+            self.stmts.append(((name,), f"{name} = {expr}"))
+        return name
+
+    def block(self, targets: tuple[str, ...], code: str) -> None:
+        """A statement defining several variables (an if/else, a tuple unpack)."""
+        self.stmts.append((targets, code))
+
+    # Arithmetic on constants and variables, folded where both are constants.
+    def add(self, a, b):
+        if isinstance(a, float) and isinstance(b, float):
+            return a + b
+        if b == 0.0 and isinstance(b, float):
+            return a
+        return self.let(f"{self.lit(a)} + {self.lit(b)}")
+
+    def sub(self, a, b):
+        if isinstance(a, float) and isinstance(b, float):
+            return a - b
+        if b == 0.0 and isinstance(b, float):
+            return a
+        return self.let(f"{self.lit(a)} - {self.lit(b)}")
+
+    def mul(self, a, b):
+        if isinstance(a, float) and isinstance(b, float):
+            return a * b
+        if isinstance(b, float) and b == 1.0:
+            return a
+        if isinstance(a, float) and a == 1.0:
+            return b
+        return self.let(f"{self.lit(a)} * {self.lit(b)}")
+
+    def div0(self, a, b):
+        """``a / b if b else 0.0``."""
+        if isinstance(b, float):
+            if not b:
+                return 0.0
+            if isinstance(a, float):
+                return a / b
+            if b == 1.0:
+                return a
+            return self.let(f"{self.lit(a)} / {self.lit(b)}")
+        return self.let(f"{self.lit(a)} / {b} if {b} else 0.0")
+
+    def max(self, *args):
+        if all(isinstance(a, float) for a in args):
+            return max(args)
+        return self.let(f"max({', '.join(self.lit(a) for a in args)})")
+
+    def tokens(self, level: _Sym):
+        """``items + stops + 1`` (a stream's tokens)."""
+        return self.add(self.add(level.items, level.stops), 1.0)
+
+    def data(self, level: _Sym):
+        return self.sub(level.items, level.nulls)
+
+    def own_empty(self, profile):
+        if len(profile) < 2:
+            return 0.0
+        return self.max(self.sub(profile[-1].bare, profile[-2].bare), 0.0)
+
+    def source(self, roots: list[str], name: str = "kernel", args: str = "stats") -> str:
+        """The function's text: only the statements ``roots`` depend on."""
+        needed = set(roots)
+        kept = []
+        for targets, code in reversed(self.stmts):
+            if any(t in needed for t in targets):
+                kept.append(code)
+                needed.update(set(_NAME.findall(code)) - set(targets))
+        body = "\n".join(kept[::-1]).split("\n")
+        lines = [f"def {name}({args}):"] + ["    " + line for line in body]
+        lines.append(f"    return ({', '.join(roots)},)")
+        return "\n".join(lines)
+
+
+class _Scratch:
+    """Stands in for a BlockPrediction when a reference rule runs inside compiled code."""
+
+    __slots__ = ("steps", "burst") + COUNTERS
+
+    def __init__(self):
+        self.steps = 0.0
+        self.burst = 1.0
+        for c in COUNTERS:
+            setattr(self, c, 0.0)
+
+
+class CompiledKernel:
+    """One kernel compiled for one architecture and its input formats (see the module doc).
+
+    ``run(stats)`` returns ``(totals, outputs)``: totals as a dict named like
+    :meth:`KernelPrediction.summary` (without the derived byte totals), outputs the
+    statistics of the graph's results."""
+
+    def __init__(self, graph: BlockGraph, order: list[Block], costs: dict, formats: list):
+        self.formats = formats
+        self.source, namespace = _compile(graph, order, costs, formats)
+        exec(compile(self.source, f"<cost model of {graph.name}>", "exec"), namespace)
+        self._fn = namespace["kernel"]
+        self.graph = graph
+
+    def matches(self, inputs) -> bool:
+        """Whether ``inputs`` (TensorStats) are in the formats compiled for."""
+        if len(inputs) != len(self.formats):
+            return False
+        for s, f in zip(inputs, self.formats):
+            if s.fmt is not f and s.fmt != f:
+                return False
+        return True
+
+    def run(self, inputs):
+        return self._fn(inputs)
+
+
+_TOTALS = ("cycles", "tokens", "steps") + COUNTERS
+
+
+def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
+    code = _Code()
+    ns = code.namespace
+    ns.update(Level=Level, np=np, math=math, _Scratch=_Scratch, rules=rules,
+              LevelStats=LevelStats, TensorStats=TensorStats)
+    ctx = rules.RuleContext([], list(graph.outputs))
+    ns["ctx"] = ctx
+    profiles: dict[str, tuple] = {}
+    written: dict = {}
+    sums = {k: [] for k in ("tokens", "steps") + COUNTERS}
+    steps_of: dict[str, object] = {}
+    burst_of: dict[str, object] = {}          # channel -> 1.0 or a variable
+    block_burst: dict[str, object] = {}
+    input_stats = [code.let(f"stats[{i}]") for i in range(len(formats))]
+    level_stats: dict = {}
+
+    def stats_level(t: int, l: int) -> str:
+        if (t, l) not in level_stats:
+            level_stats[(t, l)] = code.let(f"{input_stats[t]}.levels[{l}]")
+        return level_stats[(t, l)]
+
+    def attr(obj: str, name: str) -> str:
+        return code.let(f"{obj}.{name}")
+
+    for block in order:
+        ins = [profiles[ch] for ch in block.inputs]
+        counters: dict[str, object] = {}
+        outs, steps, burst = _emit(block, ins, code, counters, written, formats, stats_level,
+                                   attr, graph, ctx)
+        steps_of[block.name] = steps
+        block_burst[block.name] = burst
+        sums["steps"].append(steps)
+        for c, v in counters.items():
+            sums[c].append(v)
+        for ch, profile in zip(block.outputs, outs):
+            profiles[ch] = profile
+            sums["tokens"].append(code.tokens(profile[-1]))
+        latency, interval = costs[block.kind]
+        for ch in block.outputs:
+            if interval == 0:
+                inherited = {burst_of[c] for c in block.inputs if isinstance(burst_of[c], str)}
+                if len(inherited) > 1:
+                    raise Unsupported(f"{block.name}: a zero-interval block merging bursts")
+                burst_of[ch] = inherited.pop() if inherited else 1.0
+            else:
+                burst_of[ch] = burst
+    roots = []
+    for key in ("tokens", "steps") + COUNTERS:
+        roots.append(_sum(code, sums[key]))
+    roots.insert(0, _cycles(code, graph, order, costs, steps_of, burst_of))
+    roots = [code.lit(r) for r in roots]
+    outputs = [_written(code, graph, written, r) for r in range(len(graph.outputs))]
+    roots.append(code.let(f"[{', '.join(outputs)}]") if outputs else "[]")
+    return code.source(roots), ns
+
+
+def _sum(code: _Code, terms: list):
+    """``sum(terms)``: constants added at compile time, repeated variables multiplied."""
+    const = 0.0
+    counts: dict[str, int] = {}
+    for t in terms:
+        if isinstance(t, float):
+            const += t
+        else:
+            counts[t] = counts.get(t, 0) + 1
+    if not counts:
+        return const
+    if not const and len(counts) == 1 and next(iter(counts.values())) == 1:
+        return next(iter(counts))
+    parts = [v if n == 1 else f"{n}.0 * {v}" for v, n in counts.items()]
+    if const:
+        parts.append(code.lit(const))
+    return code.let(" + ".join(parts))
+
+
+def _cycles(code: _Code, graph, order, costs, steps_of, burst_of):
+    """The kernel's last clock: ``max_a(start_a + II_a·steps_a + LP_a)``."""
+    consumers = graph.consumers()
+    start: dict[str, float] = {}
+    first: dict[str, float] = {}
+    for block in order:
+        s = max((first[ch] for ch in block.inputs), default=0.0)
+        start[block.name] = s
+        for ch in block.outputs:
+            first[ch] = s + costs[block.kind][0]
+    # Longest paths: block -> {burst coefficients (sorted (var, coeff) pairs): constant}.
+    paths: dict[str, dict] = {}
+    for block in reversed(order):
+        best = {(): 0.0}
+        latency, interval = costs[block.kind]
+        for ch in block.outputs:
+            nxt = consumers.get(ch)
+            if nxt is None:
+                continue
+            ii = costs[nxt.kind][1]
+            burst = burst_of[ch]
+            const = latency - interval
+            extra = ()
+            if isinstance(burst, float):
+                const += burst * ii
+            elif ii:
+                extra = ((burst, float(ii)),)
+            for vec, c in paths[nxt.name].items():
+                merged = dict(vec)
+                for var, coeff in extra:
+                    merged[var] = merged.get(var, 0.0) + coeff
+                key = tuple(sorted(merged.items()))
+                if best.get(key, -math.inf) < c + const:
+                    best[key] = c + const
+        paths[block.name] = best
+    # Group the terms by burst vector; within one, keep the largest constant per steps.
+    groups: dict[tuple, dict] = {}
+    for block in order:
+        interval = costs[block.kind][1]
+        steps = steps_of[block.name]
+        for vec, c in paths[block.name].items():
+            terms = groups.setdefault(vec, {})
+            if isinstance(steps, float) or interval == 0:
+                value = start[block.name] + (steps * interval if interval else 0.0) + c
+                terms[None] = max(terms.get(None, -math.inf), value)
+            else:
+                key = (steps, interval)
+                terms[key] = max(terms.get(key, -math.inf), start[block.name] + c)
+    if not groups:
+        return 0.0
+    outer = []
+    for vec, terms in groups.items():
+        parts = []
+        for key, c in terms.items():
+            if key is None:
+                parts.append(code.lit(c))
+            else:
+                steps, interval = key
+                scaled = steps if interval == 1 else f"{steps} * {code.lit(float(interval))}"
+                parts.append(f"{scaled} + {code.lit(c)}" if c else scaled)
+        inner = parts[0] if len(parts) == 1 else f"max({', '.join(parts)})"
+        for var, coeff in vec:
+            inner = f"{inner} + {var}" if coeff == 1.0 else f"{inner} + {code.lit(coeff)} * {var}"
+        outer.append(inner)
+    return code.let(outer[0] if len(outer) == 1 else f"max({', '.join(outer)})")
+
+
+def _level_obj(code: _Code, sym: _Sym) -> str:
+    """A variable holding ``sym`` as a :class:`Level` (built once)."""
+    if sym.obj is None:
+        args = ", ".join(code.lit(getattr(sym, f)) for f in _Sym.FIELDS)
+        if all(not isinstance(getattr(sym, f), str) for f in _Sym.FIELDS):
+            sym.obj = code.const(Level(*(getattr(sym, f) for f in _Sym.FIELDS)))
+        else:
+            sym.obj = code.let(f"Level({args})")
+    return sym.obj
+
+
+def _profile_obj(code: _Code, profile: tuple) -> str:
+    return code.let("(" + "".join(_level_obj(code, s) + ", " for s in profile) + ")")
+
+
+def _from_obj(code: _Code, obj: str) -> _Sym:
+    """A level computed at run time by a reference rule: its fields read from the object."""
+    sym = _Sym(*(code.let(f"{obj}.{f}") for f in _Sym.FIELDS))
+    sym.obj = obj
+    return sym
+
+
+def _emit(block: Block, ins, code: _Code, counters, written, formats, stats_level, attr,
+          graph, ctx):
+    """Emits ``block``'s rule; returns its output profiles, steps and burst."""
+    kind = block.kind
+    a = block.attrs
+    if kind == "root":
+        return [(_Sym(1.0),)], 2.0, 1.0
+    if kind in ("locate",):
+        return [ins[0], ins[0]], code.tokens(ins[0][-1]), 1.0
+    if kind in ("repsiggen", "broadcast"):
+        return [ins[0]] * len(block.outputs), code.tokens(ins[0][-1]), 1.0
+    if kind == "scan":
+        return _emit_scan(block, ins, code, counters, formats, stats_level, attr)
+    if kind == "repeat":
+        value, signal = ins[0][-1], ins[1]
+        last = signal[-1]
+        share = code.div0(value.nulls, value.items)
+        scale = code.div0(last.items, value.items)
+        hist = None
+        if value.hist is not None:
+            hist = code.let(f"None if {value.hist} is None else {value.hist} * "
+                            f"{code.lit(scale)}")
+        level = last.with_(nulls=code.mul(last.items, share), nonzero=value.nonzero,
+                           size=value.size, hist=hist)
+        return [signal[:-1] + (level,)], code.tokens(last), 1.0
+    if kind == "array":
+        refs = ins[0][-1]
+        nzf = code.let(f"{_input(code, formats, a['tensor'])}.nonzero_fraction")
+        data = code.data(refs)
+        counters["val_reads"] = data
+        share = code.div0(data, refs.items)
+        level = refs.with_(nulls=0.0, nonzero=code.mul(nzf, share), hist=None)
+        return [ins[0][:-1] + (level,)], code.tokens(refs), 1.0
+    if kind == "alu":
+        values = ins[0][-1]
+        op = a.get("op")
+        z = values.nonzero
+        if len(ins) == 2:
+            z2 = ins[1][-1].nonzero
+            if op == "div":
+                z = values.nonzero
+            elif op in ("mul", "min", "mask_fill"):
+                z = code.mul(z, z2)
+            else:
+                z = code.sub(1.0, code.mul(code.sub(1.0, z), code.sub(1.0, z2)))
+        elif op == "relu":
+            z = code.div0(z, 2.0)
+        elif op not in rules._KEEPS_ZEROS:
+            z = 1.0
+        counters["ops"] = values.items
+        level = values.with_(nulls=0.0, nonzero=z, hist=None)
+        return [ins[0][:-1] + (level,)], code.tokens(values), 1.0
+    if kind == "reduce":
+        profile = ins[0]
+        values, parent = profile[-1], profile[-2]
+        data = code.data(values)
+        counters["ops"] = data
+        steps = code.add(code.add(data, values.stops), 1.0)
+        per_fiber = code.div0(data, code.max(code.sub(parent.items, code.own_empty(profile)),
+                                             1.0))
+        z = code.let(f"-math.expm1({code.lit(per_fiber)} * math.log1p(-min("
+                     f"{code.lit(values.nonzero)}, 1.0 - 1e-12)))")
+        if len(ins) > 1:
+            level = parent.with_(nulls=0.0, nonzero=z, hist=None)
+        else:
+            level = parent.with_(items=values.stops, nulls=0.0, bare=0.0, nonzero=z, hist=None)
+        return [profile[:-2] + (level,)], steps, 1.0
+    if kind == "crddrop":
+        inner, outer = ins[0], ins[1]
+        o = outer[-1]
+        dropped = code.own_empty(inner)
+        fib = outer[-2].items if len(outer) >= 2 else 1.0
+        nonempty = code.max(code.sub(fib, code.own_empty(outer)), 0.0)
+        per_fiber = code.div0(o.items, nonempty)
+        drop = code.div0(dropped, o.items)
+        gone = code.let(f"{code.lit(nonempty)} * {code.lit(drop)} ** {code.lit(per_fiber)}")
+        hist = None
+        if o.hist is not None:
+            hist = code.let(f"None if {o.hist} is None else {o.hist} * (1.0 - "
+                            f"{code.lit(drop)})")
+        kept = o.with_(items=code.sub(o.items, dropped), bare=code.add(o.bare, gone), hist=hist)
+        i = inner[-1]
+        level = _Sym(i.items, i.nulls, code.add(kept.items, kept.bare), code.add(0.0, kept.bare),
+                     i.size)
+        return [outer[:-1] + (kept, level), outer[:-1] + (kept,)], code.tokens(o), 1.0
+    if kind == "crdhold":
+        inner, outer = ins[0], ins[1]
+        held = inner[-1].with_(size=outer[-1].size, hist=None)
+        return [inner, inner[:-1] + (held,)], code.tokens(inner[-1]), 1.0
+    if kind == "level_write":
+        crd = ins[0][-1]
+        result, level = int(a["result"]), int(a["level"])
+        stored = graph.outputs[result].levels[level].format
+        if stored != "dense":
+            counters["crd_writes"] = code.data(crd)
+        if stored == "compressed":
+            counters["ref_writes"] = crd.stops
+        written[(result, level)] = ins[0]
+        return [], code.tokens(crd), 1.0
+    if kind == "value_write":
+        counters["val_writes"] = ins[0][-1].items
+        written[(int(a["result"]), None)] = ins[0]
+        return [], code.tokens(ins[0][-1]), 1.0
+    if kind == "fork":
+        lanes = float(len(block.outputs))
+        last = ins[0][-1]
+        hist = None
+        if last.hist is not None:
+            hist = code.let(f"None if {last.hist} is None else {last.hist} / {code.lit(lanes)}")
+        lane = last.with_(items=code.div0(last.items, lanes), nulls=code.div0(last.nulls, lanes),
+                          hist=hist)
+        return [ins[0][:-1] + (lane,)] * len(block.outputs), code.tokens(last), 1.0
+    if kind == "join":
+        lanes = ins[1:]
+        first = lanes[0][-1]
+        items, nulls = first.items, first.nulls
+        for p in lanes[1:]:
+            items, nulls = code.add(items, p[-1].items), code.add(nulls, p[-1].nulls)
+        hist = None
+        if first.hist is not None:
+            hist = code.let(f"None if {first.hist} is None else {first.hist} * "
+                            f"{code.lit(float(len(lanes)))}")
+        steps = code.tokens(lanes[0][-1])
+        for p in lanes[1:]:
+            steps = code.add(steps, code.tokens(p[-1]))
+        return [lanes[0][:-1] + (first.with_(items=items, nulls=nulls, hist=hist),)], steps, 1.0
+    if kind in ("intersect", "union", "spacc"):
+        return _emit_reference(block, ins, code, counters)
+    raise Unsupported(f"{block.name}: no compiled rule for '{kind}' blocks")
+
+
+def _input(code: _Code, formats, tensor: int) -> str:
+    return code.let(f"stats[{int(tensor)}]")
+
+
+def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
+    parent = ins[0][-1]
+    data = code.data(parent)
+    tensor = block.attrs.get("tensor")
+    sizes = None
+    if tensor is None:
+        size = float(block.attrs["size"])
+        items = code.mul(data, size)
+        empty = 0.0 if size else data
+        fmt = "dense"
+    else:
+        t, l = int(tensor), int(block.attrs["level"])
+        fmt_t = formats[t]
+        fmt = fmt_t.levels[l].format
+        size = float(fmt_t.levels[l].size(fmt_t.shape))
+        lv = stats_level(t, l)
+        mean, fraction = attr(lv, "mean"), attr(lv, "empty_fraction")
+        if parent.hist is None:
+            items, empty = code.mul(data, mean), code.mul(data, fraction)
+        else:
+            items, empty, sizes = code.fresh(), code.fresh(), code.fresh()
+            bp = attr(lv, "by_parent")
+            ebp = attr(lv, "empty_by_parent")
+            ph = parent.hist
+            code.block((items, empty, sizes), "\n".join([
+                f"if {ph} is not None and {bp} is not None and len({ph}) == len({bp}):",
+                f"    {items} = float({ph} @ {bp})",
+                f"    {empty} = float({ph} @ {ebp})",
+                f"    {sizes} = ({ph}, {bp})",
+                "else:",
+                f"    {items} = {code.lit(data)} * {mean}",
+                f"    {empty} = {code.lit(data)} * {fraction}",
+                f"    {sizes} = None"]))
+    if fmt == "dense":
+        if not size:
+            hist = None
+        elif isinstance(data, float):
+            hist = code.const(np.full(int(size), data))
+        else:
+            hist = code.let(f"np.full({int(size)}, {data})")
+    else:
+        lv = stats_level(int(tensor), int(block.attrs["level"]))
+        coords, total = attr(lv, "coords"), attr(lv, "items")
+        hist = code.let(f"{coords} * ({code.lit(items)} / {total}) "
+                        f"if {coords} is not None and {total} else None")
+    level = _Sym(code.add(items, parent.nulls), parent.nulls,
+                 code.add(parent.items, parent.bare), code.add(empty, parent.bare), size, 1.0,
+                 hist, sizes)
+    if fmt != "dense":
+        counters["crd_reads"] = items
+        if fmt != "singleton":
+            counters["ref_reads"] = code.mul(2.0, data)
+    profile = ins[0] + (level,)
+    return [profile, profile], code.tokens(level), 1.0
+
+
+_SETS = {"spacc": ("ops",)}
+"""Counters besides steps that the reference-run rules set."""
+
+
+def _emit_reference(block, ins, code: _Code, counters):
+    """Runs the reference rule on Level objects; reads its outputs and counters back."""
+    name = code.const(block)
+    args = ", ".join(_profile_obj(code, p) for p in ins)
+    out = code.fresh()
+    code.block((out,), f"{out} = _Scratch()")
+    result = code.fresh()
+    code.block((result,), f"{result} = rules.RULES[{name}.kind]({name}, [{args}], ctx, {out})")
+    for c in _SETS.get(block.kind, ()):
+        counters[c] = code.let(f"{result} and {out}.{c}")
+    steps = code.let(f"{result} and {out}.steps")       # (after the rule has run)
+    burst = code.let(f"{result} and {out}.burst") if block.kind == "spacc" else 1.0
+    outs = []
+    if block.kind in ("intersect", "union"):
+        prefix = ins[0][:-1]
+        for k in range(len(block.outputs)):
+            level = _from_obj(code, code.let(f"{result}[{k}][-1]"))
+            outs.append(prefix + (level,))
+    else:                                       # spacc: head + the new coordinate levels
+        n = int(block.attrs.get("order", len(ins) - 1))
+        values = ins[n]
+        r = len(values) - n - 1
+        if r < 1:
+            raise Unsupported(f"{block.name}: spacc without a reduced level")
+        head = values[:r]
+        last = code.let(f"{result}[{n}]")
+        new = [_from_obj(code, code.let(f"{last}[{r + j}]")) for j in range(n)]
+        for j in range(n):
+            outs.append(head + tuple(new[:j + 1]))
+        final = _from_obj(code, code.let(f"{last}[-1]"))
+        outs.append(head + tuple(new[:-1]) + (final,))
+    return outs, steps, burst
+
+
+def _written(code: _Code, graph, written, result: int) -> str:
+    """Emits the statistics of graph result ``result`` (``kernel._written``)."""
+    fmt = graph.outputs[result]
+    levels = []
+    refs = 1.0
+    for l, spec in enumerate(fmt.levels):
+        size = spec.size(fmt.shape)
+        profile = written.get((result, l))
+        coords = None
+        if spec.format == "dense" or profile is None:
+            items, empty = code.mul(refs, float(size)), 0.0
+        else:
+            items, empty = code.data(profile[-1]), code.own_empty(profile)
+            h = profile[-1].hist
+            if h is not None:
+                coords = code.let(f"{h} if {h} is not None and len({h}) == {size} else None")
+        args = (refs, items, empty, size, coords)
+        if all(not isinstance(x, str) for x in args):
+            levels.append(code.const(LevelStats(*args)))
+        else:
+            levels.append(code.let(f"LevelStats({', '.join(code.lit(x) for x in args)})"))
+        refs = items
+    values = written.get((result, None))
+    count = values[-1].items if values is not None else refs
+    nonzero = values[-1].nonzero if values is not None else 0.0
+    nonzeros = code.mul(count, nonzero)
+    return code.let(f"TensorStats({code.const(fmt)}, ({''.join(v + ', ' for v in levels)}), "
+                    f"{code.lit(refs)}, {code.lit(nonzeros)})")
