@@ -548,12 +548,13 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
             items, empty, sizes = code.fresh(), code.fresh(), code.fresh()
             bp = attr(lv, "by_parent")
             ebp = attr(lv, "empty_by_parent")
+            groups = attr(lv, "size_groups")
             ph = parent.hist
             code.block((items, empty, sizes), "\n".join([
                 f"if {ph} is not None and {bp} is not None and len({ph}) == len({bp}):",
                 f"    {items} = float({ph} @ {bp})",
                 f"    {empty} = float({ph} @ {ebp})",
-                f"    {sizes} = ({ph}, {bp})",
+                f"    {sizes} = ({ph}, {bp}, 1.0, {groups})",
                 "else:",
                 f"    {items} = {code.lit(data)} * {mean}",
                 f"    {empty} = {code.lit(data)} * {fraction}",

@@ -15,7 +15,7 @@ another format).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -62,6 +62,8 @@ class Measured:
                 break
         else:
             stats = TensorStats.measure(self.tree, fmt)
+        if stats.fmt is not fmt:                   # the same format, as the caller's object
+            stats = replace(stats, fmt=fmt)
         self._by_format[id(fmt)] = (fmt, stats)
         return stats
 
@@ -120,17 +122,26 @@ class CostModel:
                                      "host layout op computes")
             return slot[value]
 
+        # One object per distinct format, so that a kernel result read by the next kernel
+        # in its own format is recognized by identity (no conversion, no comparison).
+        canonical: dict[TensorFormat, TensorFormat] = {}
+
+        def intern(fmt: TensorFormat) -> TensorFormat:
+            return canonical.setdefault(fmt, fmt)
+
         for op in entry.operations:
             op = op.operation
             if op.name == "sam.graph":
                 graph = load_graph(op)
+                graph.outputs = [intern(f) for f in graph.outputs]
                 args = [read(v, op) for v in op.operands]
-                self._steps.append(("graph", graph, topological(graph), input_formats(op), args,
+                self._steps.append(("graph", graph, topological(graph),
+                                    [intern(f) for f in input_formats(op)], args,
                                     _results(op, slot)))
             elif op.name in LAYOUT_OPS:
                 args = [read(list(op.operands)[0], op)]
-                self._steps.append(("layout", op, tensor_format(op.results[0].type), args,
-                                    _results(op, slot)))
+                self._steps.append(("layout", op, intern(tensor_format(op.results[0].type)),
+                                    args, _results(op, slot)))
             elif op.name not in ("func.return", "tensor.empty", "arith.constant"):
                 raise CostModelError(f"{op.location}: op '{op.name}' outside a sam.graph; the "
                                      "cost model needs a module lowered with fuseflow-to-dataflow")

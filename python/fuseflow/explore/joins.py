@@ -64,10 +64,17 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     J = float(population)
     if J < max(float(d.max(initial=0.0)), 1.0):          # population unknown: binomial
         return np.exp(d * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
-    unique, index = np.unique(np.minimum(q, 1.0) * J, return_inverse=True)
-    n = unique[None, :]
-    ok = n + d <= J
-    n, k = np.where(ok, n, 0.0), np.where(ok, d, 0.0)
-    out = np.exp(gammaln(J - n + 1.0) + gammaln(J - k + 1.0) - gammaln(J + 1.0)
-                 - gammaln(J - n - k + 1.0))
-    return np.where(ok, out, 0.0)[:, index]
+    n = np.minimum(q, 1.0) * J
+    index = None
+    if n.size > UNIQUE_ABOVE:
+        n, index = np.unique(n, return_inverse=True)
+    rest = J - n - d + 1.0                                # C(J-n, d) = 0 when rest < 1
+    ok = rest >= 1.0
+    log = (gammaln(J - n + 1.0) - gammaln(J + 1.0)) + gammaln(J - d + 1.0) \
+        - gammaln(np.where(ok, rest, 1.0))
+    out = np.where(ok, np.exp(log), 0.0)
+    return out if index is None else out[:, index]
+
+
+UNIQUE_ABOVE = 64
+"""Keys beyond which :func:`misses` evaluates each distinct count once."""

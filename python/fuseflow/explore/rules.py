@@ -59,7 +59,7 @@ def _scan(block, ins, ctx, out):
             # often its parent coordinate occurs.
             items = float(parent.hist @ stats.by_parent)
             empty = float(parent.hist @ stats.empty_by_parent)
-            sizes = (parent.hist, stats.by_parent)
+            sizes = (parent.hist, stats.by_parent, 1.0, stats.size_groups)
         else:
             items, empty = data * stats.mean, data * stats.empty_fraction
     if fmt == "dense":
@@ -122,8 +122,10 @@ def _joiner(block, ins, ctx, out):
         # Per coordinate c, a fiber holds c with probability hist(c) / fibers.
         present = [np.minimum(p[-1].histogram() / n_fibers, 1.0) for p in crds]
         if len({len(h) for h in present}) == 1:
-            hit = np.prod(present, axis=0)
-            anyof = 1.0 - np.prod([1.0 - h for h in present], axis=0)
+            hit, miss = present[0], 1.0 - present[0]
+            for h in present[1:]:
+                hit, miss = hit * h, miss * (1.0 - h)
+            anyof = 1.0 - miss
             hist = n_fibers * (anyof if union else hit)
             joined, merged = float(hist.sum()), float(n_fibers * anyof.sum())
             aj = joined / (n_fibers * pj) if pj else 0.0
@@ -133,8 +135,8 @@ def _joiner(block, ins, ctx, out):
     known = [p[-1] for p in crds if p[-1].sizes is not None and p[-1].data]
     if known and not union:
         # The joined fibers thin the known ones uniformly.
-        weights, each = known[0].sizes
-        sizes = (weights, each * (items / known[0].data))
+        weights, each, scale, by_size = known[0].sizes
+        sizes = (weights, each, scale * (items / known[0].data), by_size)
     level = parent.child(items, n_fibers * (1.0 - pj), size=size, hist=hist, sizes=sizes)
     out.steps = n_fibers * pu * au + sum(p[-1].nulls for p in crds) + level.stops + 1.0
     outs = [profile[:-1] + (level,)]
@@ -250,12 +252,15 @@ def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
     reduced level knows them (and they add up to its items), else ``nonempty`` fibers of the
     mean size ``draws``."""
     if reduced.sizes is not None and reduced.items:
-        weights, sizes = reduced.sizes
-        total = float(weights @ sizes)
+        weights, sizes, scale, groups = reduced.sizes
+        total = float(weights @ sizes) * scale
         if abs(total - reduced.items) <= 0.01 * reduced.items:
-            keep = (weights > 0) & (sizes > 0)
-            unique, index = np.unique(sizes[keep], return_inverse=True)
-            grouped = np.bincount(index, weights=weights[keep], minlength=len(unique))
+            unique, index = groups if groups is not None else np.unique(sizes,
+                                                                        return_inverse=True)
+            grouped = np.bincount(index, weights=weights, minlength=len(unique))
+            unique = unique * scale
+            keep = (grouped > 0) & (unique > 0)
+            grouped, unique = grouped[keep], unique[keep]
             if len(unique) > SIZE_BINS:
                 # Sizes in bins of about equal weight, each at its mean size.
                 edges = np.searchsorted(np.cumsum(grouped) / grouped.sum(),

@@ -36,6 +36,9 @@ class LevelStats:
     """Measured, under a dense parent level: mean fiber size per parent coordinate."""
     empty_by_parent: np.ndarray | None = field(default=None, compare=False)
     """Measured, under a dense parent level: fraction of empty fibers per parent coordinate."""
+    size_groups: tuple | None = field(default=None, compare=False)
+    """Measured with ``by_parent``: ``np.unique(by_parent, return_inverse=True)`` (fiber sizes
+    grouped once per tensor, for accumulators averaging over them)."""
 
     @property
     def mean(self) -> float:
@@ -85,14 +88,15 @@ class TensorStats:
         for l, spec in enumerate(tree.fmt.levels):
             counts, refs = _level_counts(tree, l, refs)
             size = spec.size(tree.fmt.shape)
-            by_parent = empty_by_parent = None
+            by_parent = empty_by_parent = groups = None
             if l and tree.fmt.levels[l - 1].format == "dense":
                 per = counts.reshape(-1, levels[-1].size)
                 by_parent, empty_by_parent = per.mean(axis=0), (per == 0).mean(axis=0)
+                groups = np.unique(by_parent, return_inverse=True)
             levels.append(LevelStats(float(len(counts)), float(counts.sum()),
                                      float(np.count_nonzero(counts == 0)), size,
                                      _coords(tree, l, len(counts), size), by_parent,
-                                     empty_by_parent))
+                                     empty_by_parent, groups))
         return cls(tree.fmt, tuple(levels), float(len(tree.vals)),
                    float(np.count_nonzero(tree.vals)), measured=True)
 

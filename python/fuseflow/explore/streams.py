@@ -45,8 +45,10 @@ class Level:
     or of a reference stream into a dense level (whose references follow the coordinates);
     None when coordinates are taken as uniform."""
     sizes: tuple | None = None
-    """``(weights, sizes)``: how many fibers of this level hang under each parent coordinate
-    and their mean data tokens (a measured scan under a dense level: e.g. node degrees),
+    """``(weights, sizes, scale, groups)``: how many fibers of this level hang under each
+    parent coordinate and their mean data tokens, ``sizes · scale`` (a measured scan under a
+    dense level: e.g. node degrees; a join thins them by ``scale``); ``groups`` is
+    ``np.unique(sizes, return_inverse=True)``, measured with the statistics, or None,
     so a rule concave in the fiber size can average over fibers instead of applying itself
     to the mean; None when unknown."""
 
