@@ -3,8 +3,11 @@
 For every application × fusion configuration (``--presets``, default tiny and small) and every
 built-in kernel, compiles once, simulates with the fast engine (best of ``--repeats`` wall
 times) and predicts with :class:`fuseflow.explore.CostModel` from statistics measured from
-the same inputs (best of ``--repeats``, statistics measured once before timing, as an
-exploration reuses them; the first call, which measures them, is reported too). Reports per
+the same inputs (best of ``--repeats`` samples, each the mean of enough calls to last 20 ms;
+the inputs' statistics are measured and each kernel compiled once before timing, as an
+exploration reuses them; the first call, which does both, is reported too, and so is one
+call of the reference walk). What is timed and what is not is written to the JSON
+(``timing``). Reports per
 configuration and per kernel the relative error of operations, bytes read and written,
 tokens and cycles, their distribution, the Spearman rank correlation of predicted and
 simulated cycles over all configurations, and the speed ratio. Cases whose simulation would
