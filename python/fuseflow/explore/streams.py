@@ -24,9 +24,11 @@ from dataclasses import dataclass, fields as dataclass_fields
 import numpy as np
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)
 class Level:
-    """Token counts of one level of a stream's fiber tree."""
+    """Token counts of one level of a stream's fiber tree. Treated as immutable (rules build
+    new levels; :meth:`with_` copies); not frozen, which makes building one several times
+    cheaper."""
 
     items: float
     """Data tokens (``N`` included)."""
@@ -78,9 +80,11 @@ class Level:
 
     def with_(self, **changes) -> "Level":
         """A copy with ``changes`` (fields by name)."""
-        fields = {name: getattr(self, name) for name in _FIELDS}
-        fields.update(changes)
-        return Level(**fields)
+        get = changes.get
+        return Level(get("items", self.items), get("nulls", self.nulls),
+                     get("stops", self.stops), get("bare", self.bare), get("size", self.size),
+                     get("nonzero", self.nonzero), get("hist", self.hist),
+                     get("sizes", self.sizes))
 
 
 _FIELDS = tuple(f.name for f in dataclass_fields(Level))
