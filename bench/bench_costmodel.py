@@ -43,9 +43,10 @@ TIMING = {
                        "to last 20 ms",
     "excluded_from_predict_seconds": "CostModel(compiled) (reads the module and loads each "
                                      "sam.graph: load_seconds), measuring each input's "
-                                     "statistics once per format and compiling each kernel "
-                                     "once per graph, block costs and input formats (both in "
-                                     "first_predict_seconds), and per-block predictions "
+                                     "statistics once per format (first_predict_seconds, a "
+                                     "reference walk), compiling each kernel once per graph, "
+                                     "block costs and input formats (after COMPILE_AFTER "
+                                     "walks: warmup_seconds), and per-block predictions "
                                      "(rebuilt by the reference walk when read)",
     "reference_predict_seconds": "the same predict through the reference walk (every "
                                  "block's rule on Level objects), one call",
@@ -85,8 +86,8 @@ def _per_call(fn, repeats: int, floor: float = 0.02):
 
 def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> dict:
     """One configuration: errors per metric (model and per kernel) and timings."""
-    from fuseflow.explore import CostModel, Measured
-    from fuseflow.explore import costmodel
+    from fuseflow.explore import CostModel, Measured, costmodel
+    from fuseflow.explore.kernel import COMPILE_AFTER
 
     start = time.perf_counter()
     model = CostModel(compiled)
@@ -95,6 +96,10 @@ def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> d
     measured = [Measured(_tree(t)) for t in inputs]
     model.predict(*measured)
     first_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(COMPILE_AFTER):          # the kernels are compiled on the last call
+        model.predict(*measured)
+    warmup_seconds = time.perf_counter() - start
     predict_seconds, pred = _per_call(lambda: model.predict(*measured), repeats)
     fast = costmodel.predict_graph
     costmodel.predict_graph = lambda *a, **k: fast(*a, reference=True, **k)
@@ -103,7 +108,8 @@ def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> d
     finally:
         costmodel.predict_graph = fast
     row = {"case": name, "kernels": len(pred.kernels), "load_seconds": load_seconds,
-           "first_predict_seconds": first_seconds, "predict_seconds": predict_seconds,
+           "first_predict_seconds": first_seconds, "warmup_seconds": warmup_seconds,
+           "predict_seconds": predict_seconds,
            "reference_predict_seconds": reference_seconds,
            "predicted": {m: _total(pred.kernels, m, predicted=True) for m in METRICS}}
     if not simulate:

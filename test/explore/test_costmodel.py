@@ -241,7 +241,7 @@ def test_accumulator_draws_coordinates_without_replacement(monkeypatch):
     # 10 distinct draws out of 12 coordinates, one of which holds the key: it is missed
     # with probability 2/12 (binomial: (11/12)^10 = 0.42).
     assert joins.misses(np.array([10.0]), np.array([1 / 12]), 12)[0, 0] == pytest.approx(2 / 12)
-    monkeypatch.setattr(rules, "misses", lambda d, q, population: joins.misses(d, q, 0.0))
+    monkeypatch.setattr(rules, "held", lambda w, d, q, population: joins.held(w, d, q, 0.0))
     binomial, _ = errors()
     assert binomial < -0.05
 
@@ -250,9 +250,13 @@ def _both_paths(compiled, inputs):
     """The model's predictions by the compiled path and by the reference walk."""
     from fuseflow.explore import CostModel, Measured
     from fuseflow.explore import costmodel as cm
+    from fuseflow.explore.kernel import COMPILE_AFTER
 
     model = CostModel(compiled)
     measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
+    for _ in range(COMPILE_AFTER):          # walked, then compiled on the next call
+        walked = model.predict(*measured)
+        assert all(k._totals is None for k in walked.kernels)
     fast = model.predict(*measured)
     reference = cm.predict_graph
 
@@ -273,6 +277,7 @@ def _assert_same(fast, slow):
         assert kf._totals is not None, f"{kf.name} was not compiled"
         assert ks._totals is None
         assert kf.summary() == pytest.approx(ks.summary(), rel=1e-9, abs=1e-9), kf.name
+        assert kf.buffer_bytes == pytest.approx(ks.buffer_bytes, rel=1e-9), kf.name
         for of, os in zip(kf.outputs, ks.outputs):
             assert (of.values, of.nonzeros) == pytest.approx((os.values, os.nonzeros), rel=1e-9)
             for lf, ls in zip(of.levels, os.levels):
@@ -313,10 +318,12 @@ def test_compiled_prediction_equals_the_reference_walk_on_the_applications(app):
 def test_compiled_prediction_equals_the_reference_walk_on_the_density_model(name):
     from fuseflow.explore import CostModel
     from fuseflow.explore import costmodel as cm
+    from fuseflow.explore.kernel import COMPILE_AFTER
 
     kernel, compiled = _compile(name)
     model = CostModel(compiled)
-    fast = model.predict(Density(0.3), Density(0.6))
+    for _ in range(COMPILE_AFTER + 1):
+        fast = model.predict(Density(0.3), Density(0.6))
     reference = cm.predict_graph
     cm.predict_graph = lambda *a, **k: reference(*a, reference=True, **k)
     try:

@@ -41,6 +41,7 @@ from fuseflow.explore.prediction import COUNTERS
 from fuseflow.explore.stats import LevelStats, TensorStats
 from fuseflow.explore.streams import Level
 from fuseflow.sim.graph import Block, BlockGraph
+from fuseflow.sim.stats import WORD_BYTES
 
 
 class Unsupported(Exception):
@@ -210,20 +211,11 @@ class CompiledKernel:
         self._fn = namespace["kernel"]
         self.graph = graph
 
-    def matches(self, inputs) -> bool:
-        """Whether ``inputs`` (TensorStats) are in the formats compiled for."""
-        if len(inputs) != len(self.formats):
-            return False
-        for s, f in zip(inputs, self.formats):
-            if s.fmt is not f and s.fmt != f:
-                return False
-        return True
-
     def run(self, inputs):
         return self._fn(inputs)
 
 
-_TOTALS = ("cycles", "tokens", "steps") + COUNTERS
+_TOTALS = ("cycles", "tokens", "steps") + COUNTERS + ("buffer_bytes",)
 
 
 def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
@@ -235,17 +227,17 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
     ns["ctx"] = ctx
     profiles: dict[str, tuple] = {}
     written: dict = {}
-    sums = {k: [] for k in ("tokens", "steps") + COUNTERS}
+    sums = {k: [] for k in ("tokens", "steps") + COUNTERS + ("buffer_bytes",)}
     steps_of: dict[str, object] = {}
     burst_of: dict[str, object] = {}          # channel -> 1.0 or a variable
     block_burst: dict[str, object] = {}
     input_stats = [code.let(f"stats[{i}]") for i in range(len(formats))]
     level_stats: dict = {}
 
-    def stats_level(t: int, l: int) -> str:
-        if (t, l) not in level_stats:
-            level_stats[(t, l)] = code.let(f"{input_stats[t]}.levels[{l}]")
-        return level_stats[(t, l)]
+    def stats_level(t: int, index: int) -> str:
+        if (t, index) not in level_stats:
+            level_stats[(t, index)] = code.let(f"{input_stats[t]}.levels[{index}]")
+        return level_stats[(t, index)]
 
     def attr(obj: str, name: str) -> str:
         return code.let(f"{obj}.{name}")
@@ -257,6 +249,9 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
                                    attr, graph, ctx)
         steps_of[block.name] = steps
         block_burst[block.name] = burst
+        if block.kind == "spacc":       # KernelPrediction.buffer_bytes
+            levels = max(len(block.outputs) - 1, 1)
+            sums["buffer_bytes"].append(code.mul(burst, float(WORD_BYTES * (levels + 1))))
         sums["steps"].append(steps)
         for c, v in counters.items():
             sums[c].append(v)
@@ -273,7 +268,7 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
             else:
                 burst_of[ch] = burst
     roots = []
-    for key in ("tokens", "steps") + COUNTERS:
+    for key in ("tokens", "steps") + COUNTERS + ("buffer_bytes",):
         roots.append(_sum(code, sums[key]))
     roots.insert(0, _cycles(code, graph, order, costs, steps_of, burst_of))
     roots = [code.lit(r) for r in roots]
@@ -536,11 +531,11 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
         empty = 0.0 if size else data
         fmt = "dense"
     else:
-        t, l = int(tensor), int(block.attrs["level"])
+        t, index = int(tensor), int(block.attrs["level"])
         fmt_t = formats[t]
-        fmt = fmt_t.levels[l].format
-        size = float(fmt_t.levels[l].size(fmt_t.shape))
-        lv = stats_level(t, l)
+        fmt = fmt_t.levels[index].format
+        size = float(fmt_t.levels[index].size(fmt_t.shape))
+        lv = stats_level(t, index)
         mean, fraction = attr(lv, "mean"), attr(lv, "empty_fraction")
         if parent.hist is None:
             items, empty = code.mul(data, mean), code.mul(data, fraction)
@@ -625,9 +620,9 @@ def _written(code: _Code, graph, written, result: int) -> str:
     fmt = graph.outputs[result]
     levels = []
     refs = 1.0
-    for l, spec in enumerate(fmt.levels):
+    for index, spec in enumerate(fmt.levels):
         size = spec.size(fmt.shape)
-        profile = written.get((result, l))
+        profile = written.get((result, index))
         coords = None
         if spec.format == "dense" or profile is None:
             items, empty = code.mul(refs, float(size)), 0.0

@@ -57,11 +57,8 @@ class Measured:
         known = self._by_format.get(id(fmt))       # the same format object: no hashing
         if known is not None and known[0] is fmt:
             return known[1]
-        for other, stats in self._by_format.values():
-            if other == fmt:
-                break
-        else:
-            stats = TensorStats.measure(self.tree, fmt)
+        stats = next((known for other, known in self._by_format.values() if other == fmt),
+                     None) or TensorStats.measure(self.tree, fmt)
         if stats.fmt is not fmt:                   # the same format, as the caller's object
             stats = replace(stats, fmt=fmt)
         self._by_format[id(fmt)] = (fmt, stats)

@@ -55,7 +55,6 @@ from fuseflow.pipeline import Pipeline
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.formats import FiberTree
 from fuseflow.sim.loader import tensor_format
-from fuseflow.sim.stats import WORD_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -129,12 +128,7 @@ def pareto(items, key=lambda x: x.cost) -> list:
 def buffer_bytes(prediction) -> float:
     """On-chip state of a kernel: each sparse accumulator holds one reduced fiber's keys
     (its flush: coordinates of every level and a value per key)."""
-    total = 0.0
-    for block in prediction.blocks.values():
-        if block.kind == "spacc":
-            levels = max(len(block.tokens_out) - 1, 1)
-            total += block.burst * WORD_BYTES * (levels + 1)
-    return total
+    return prediction.buffer_bytes
 
 
 @dataclass

@@ -58,23 +58,28 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     ``population`` coordinates of its level, misses key ``c``, which ``n_c = q[c] ·
     population`` of them hold: the hypergeometric ``C(J − n_c, d) / C(J, d)`` (the
     coordinates of a fiber are drawn without replacement; the binomial ``(1 − q)^d`` is its
-    limit for ``J ≫ d`` and undercounts the keys of fibers that cover much of their level).
-    Keys sharing ``n_c`` (measured counts take few values) are evaluated once."""
+    limit for ``J ≫ d`` and undercounts the keys of fibers that cover much of their level)."""
     d = np.asarray(draws, dtype=float)[:, None]
     J = float(population)
     if J < max(float(d.max(initial=0.0)), 1.0):          # population unknown: binomial
         return np.exp(d * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
     n = np.minimum(q, 1.0) * J
-    index = None
-    if n.size > UNIQUE_ABOVE:
-        n, index = np.unique(n, return_inverse=True)
     rest = J - n - d + 1.0                                # C(J-n, d) = 0 when rest < 1
     ok = rest >= 1.0
     log = (gammaln(J - n + 1.0) - gammaln(J + 1.0)) + gammaln(J - d + 1.0) \
         - gammaln(np.where(ok, rest, 1.0))
-    out = np.where(ok, np.exp(log), 0.0)
-    return out if index is None else out[:, index]
+    return np.where(ok, np.exp(log), 0.0)
+
+
+def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
+    """Per key ``c``: the expected fibers holding it, ``Σ_i weights[i] (1 − misses[i, c])``
+    over fibers of ``draws[i]`` coordinates. Keys sharing ``q`` (measured counts take few
+    values) are evaluated once."""
+    if q.size > UNIQUE_ABOVE:
+        unique, index = np.unique(q, return_inverse=True)
+        return (weights.sum() - weights @ misses(draws, unique, population))[index]
+    return weights.sum() - weights @ misses(draws, q, population)
 
 
 UNIQUE_ABOVE = 64
-"""Keys beyond which :func:`misses` evaluates each distinct count once."""
+"""Keys beyond which :func:`held` evaluates each distinct ``q`` once."""

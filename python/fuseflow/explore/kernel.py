@@ -84,22 +84,42 @@ def predict_graph(graph: BlockGraph, inputs: list[TensorStats], arch: Arch | Non
     return _reference(graph, inputs, order or topological(graph), costs)
 
 
+COMPILE_AFTER = 2
+"""Reference walks of a graph (under one block-cost table and input formats) before it is
+compiled: compiling costs about ten walks, so a graph predicted once or twice (a search's
+candidate kernels) is walked and one predicted many times (a model's kernels under
+:class:`~fuseflow.explore.CostModel`, shared decoder layers) is compiled."""
+
+
 def compiled_program(graph: BlockGraph, costs: dict, inputs: list[TensorStats],
                      order: list[Block] | None = None):
     """The :class:`~.compiled.CompiledKernel` of ``graph`` under ``costs`` for the formats of
-    ``inputs`` (compiled on first use and kept on the graph), or None when the compiler
-    does not handle the graph."""
-    programs = graph.__dict__.setdefault("_cost_programs", [])
-    for kept_costs, program in programs:
-        if kept_costs is costs and (program is None or program.matches(inputs)):
-            return program
+    ``inputs`` (compiled after :data:`COMPILE_AFTER` walks and kept on the graph), or None
+    (walk it: not yet, or the compiler does not handle the graph)."""
+    entries = graph.__dict__.setdefault("_cost_programs", [])
+    for entry in entries:
+        kept_costs, formats, walks, program = entry
+        if kept_costs is costs and _same_formats(formats, inputs):
+            break
+    else:
+        entry = [costs, [s.fmt for s in inputs], 0, None]
+        entries.append(entry)
+    if entry[3] is not None:
+        return entry[3] or None                   # False: the compiler does not handle it
+    if entry[2] < COMPILE_AFTER:
+        entry[2] += 1
+        return None
     try:
-        program = CompiledKernel(graph, order or topological(graph), costs,
-                                 [s.fmt for s in inputs])
+        entry[3] = CompiledKernel(graph, order or topological(graph), costs, entry[1])
     except Unsupported:
-        program = None
-    programs.append((costs, program))
-    return program
+        entry[3] = False
+    return entry[3] or None
+
+
+def _same_formats(formats: list, inputs: list[TensorStats]) -> bool:
+    if len(formats) != len(inputs):
+        return False
+    return all(s.fmt is f or s.fmt == f for s, f in zip(inputs, formats))
 
 
 def _reference(graph: BlockGraph, inputs: list[TensorStats], order: list[Block],
@@ -148,9 +168,9 @@ def _written(ctx: RuleContext, result: int) -> TensorStats:
     fmt = ctx.outputs[result]
     levels = []
     refs = 1.0
-    for l, spec in enumerate(fmt.levels):
+    for lv, spec in enumerate(fmt.levels):
         size = spec.size(fmt.shape)
-        profile = ctx.written.get((result, l))
+        profile = ctx.written.get((result, lv))
         coords = None
         if spec.format == "dense" or profile is None:
             items, empty = refs * size, 0.0

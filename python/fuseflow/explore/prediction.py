@@ -121,6 +121,19 @@ class KernelPrediction:
             return self._totals["tokens"]
         return sum(sum(b.tokens_out.values()) for b in self.blocks.values())
 
+    @property
+    def buffer_bytes(self) -> float:
+        """On-chip state of the kernel: each sparse accumulator holds one reduced fiber's
+        keys (its flush: coordinates of every level and a value per key)."""
+        if self._totals is not None and "buffer_bytes" in self._totals:
+            return self._totals["buffer_bytes"]
+        total = 0.0
+        for block in self.blocks.values():
+            if block.kind == "spacc":
+                levels = max(len(block.tokens_out) - 1, 1)
+                total += block.burst * WORD_BYTES * (levels + 1)
+        return total
+
     def summary(self) -> dict[str, Any]:
         """Totals, JSON-ready, named as in :meth:`fuseflow.sim.stats.KernelResult.summary`."""
         out = {"cycles": self.cycles, "tokens": self.tokens}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fuseflow.explore.joins import distinct, fold, misses
+from fuseflow.explore.joins import distinct, fold, held
 from fuseflow.explore.prediction import BlockPrediction
 from fuseflow.explore.stats import TensorStats
 from fuseflow.explore.streams import ROOT, Level, Profile, fibers, own_empty, tokens
@@ -219,7 +219,7 @@ def _spacc(block, ins, ctx, out):
             # fiber of `draws` items keeps c unless every one misses it.
             # Averaged over the fibers' sizes (the formula is concave in the size).
             q = np.minimum(crd.hist / reduced.items, 1.0)
-            hist = weights @ (1.0 - misses(by_size, q, reduced.size))
+            hist = held(weights, by_size, q, reduced.size)
             keys = float(hist.sum())
         else:
             per_item = crd.data / reduced.items if reduced.items else 0.0

@@ -85,17 +85,17 @@ class TensorStats:
             tree = FiberTree.from_dense(tree.to_dense(), fmt)
         levels = []
         refs = 1                                   # the root reference
-        for l, spec in enumerate(tree.fmt.levels):
-            counts, refs = _level_counts(tree, l, refs)
+        for lv, spec in enumerate(tree.fmt.levels):
+            counts, refs = _level_counts(tree, lv, refs)
             size = spec.size(tree.fmt.shape)
             by_parent = empty_by_parent = groups = None
-            if l and tree.fmt.levels[l - 1].format == "dense":
+            if lv and tree.fmt.levels[lv - 1].format == "dense":
                 per = counts.reshape(-1, levels[-1].size)
                 by_parent, empty_by_parent = per.mean(axis=0), (per == 0).mean(axis=0)
                 groups = np.unique(by_parent, return_inverse=True)
             levels.append(LevelStats(float(len(counts)), float(counts.sum()),
                                      float(np.count_nonzero(counts == 0)), size,
-                                     _coords(tree, l, len(counts), size), by_parent,
+                                     _coords(tree, lv, len(counts), size), by_parent,
                                      empty_by_parent, groups))
         return cls(tree.fmt, tuple(levels), float(len(tree.vals)),
                    float(np.count_nonzero(tree.vals)), measured=True)
@@ -116,14 +116,14 @@ class TensorStats:
         numel = math.prod(fmt.shape)
         levels = []
         refs, prefixes, nonempty_parent = 1.0, 1, _nonempty(density, numel)
-        for l, spec in enumerate(fmt.levels):
-            prefixes *= sizes[l]
+        for spec, size in zip(fmt.levels, sizes):
+            prefixes *= size
             below = numel // prefixes if prefixes else 0
             nonempty = prefixes * _nonempty(density, below)
-            items = refs * sizes[l] if spec.format == "dense" else nonempty
-            dense = spec.format == "dense" or sizes[l] == 0
+            items = refs * size if spec.format == "dense" else nonempty
+            dense = spec.format == "dense" or size == 0
             empty = 0.0 if dense else max(refs - nonempty_parent, 0.0)
-            levels.append(LevelStats(refs, items, empty, sizes[l]))
+            levels.append(LevelStats(refs, items, empty, size))
             refs, nonempty_parent = items, nonempty
         values = refs if fmt.levels else 1.0
         return cls(fmt, tuple(levels), values, density * numel)

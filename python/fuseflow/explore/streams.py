@@ -19,7 +19,8 @@ and a stream of ``items`` data tokens and ``stops`` stops has ``items + stops + 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields as dataclass_fields
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 
 import numpy as np
 
