@@ -407,7 +407,8 @@ def _read_as_boolean(arg, sparse_type, entry) -> None:
     arg.set_type(sparse_type)
     rank = mlir.RankedTensorType(bool_type).rank
     first = list(entry.operations)[0]
-    with mlir.InsertionPoint(first), first.location:
+    # located at the mask's first use: what the read-back's errors are about
+    with mlir.InsertionPoint(first), (users[0] if users else first).location:
         init = mlir.tensor.EmptyOp(list(mlir.RankedTensorType(bool_type).shape),
                                    mlir.RankedTensorType(bool_type).element_type)
         identity = mlir.ir.AffineMapAttr.get(mlir.ir.AffineMap.get_identity(rank))
