@@ -33,7 +33,15 @@ KERNEL_SPARSITY = 0.7
 KERNEL_SCALE = 8
 
 
+def _clock() -> float:
+    """CPU time of this process: on a shared machine, wall time also counts the other users'
+    load (it made simulations of the same case 1-4x slower from one run to the next)."""
+    return time.process_time()
+
+
 TIMING = {
+    "clock": "time.process_time(): CPU seconds of this process, for simulation and prediction "
+             "alike (both run in this process: simulate(workers=1))",
     "sim_seconds": "compiled.simulate(*inputs, engine='fast'): the model's inputs as torch "
                    "tensors to simulator counters and outputs; best of --repeats calls (1 "
                    "when a call would exceed a third of --sim-budget)",
@@ -57,9 +65,9 @@ TIMING = {
 def _best(fn, repeats: int):
     best, value = float("inf"), None
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = _clock()
         value = fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, _clock() - start)
     return best, value
 
 
@@ -71,16 +79,16 @@ def _per_call(fn, repeats: int, floor: float = 0.02):
     """Best of ``repeats`` samples of the mean time of ``fn`` over enough calls for a sample
     to last ``floor`` seconds (timeit's protocol: one call of a 20 us function is below the
     timer's resolution and scheduling noise)."""
-    start = time.perf_counter()
+    start = _clock()
     value = fn()
-    once = time.perf_counter() - start
+    once = _clock() - start
     calls = max(1, min(10000, int(floor / max(once, 1e-9))))
     best = once
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = _clock()
         for _ in range(calls):
             value = fn()
-        best = min(best, (time.perf_counter() - start) / calls)
+        best = min(best, (_clock() - start) / calls)
     return best, value
 
 
@@ -89,17 +97,17 @@ def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> d
     from fuseflow.explore import CostModel, Measured, costmodel
     from fuseflow.explore.kernel import COMPILE_AFTER
 
-    start = time.perf_counter()
+    start = _clock()
     model = CostModel(compiled)
-    load_seconds = time.perf_counter() - start
-    start = time.perf_counter()
+    load_seconds = _clock() - start
+    start = _clock()
     measured = [Measured(_tree(t)) for t in inputs]
     model.predict(*measured)
-    first_seconds = time.perf_counter() - start
-    start = time.perf_counter()
+    first_seconds = _clock() - start
+    start = _clock()
     for _ in range(COMPILE_AFTER):          # the kernels are compiled on the last call
         model.predict(*measured)
-    warmup_seconds = time.perf_counter() - start
+    warmup_seconds = _clock() - start
     predict_seconds, pred = _per_call(lambda: model.predict(*measured), repeats)
     fast = costmodel.predict_graph
     costmodel.predict_graph = lambda *a, **k: fast(*a, reference=True, **k)
