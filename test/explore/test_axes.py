@@ -189,6 +189,16 @@ def test_searched_point_with_lanes_simulates_and_matches_pytorch(gcn):
     out = compiled.simulate(*inputs)
     assert torch.allclose(out.output, model(*inputs), rtol=1e-4, atol=1e-5)
     assert abs(best.cost.cycles / out.cycles - 1) <= LANE_TOLERANCE
+    # The sweep's worker applies the same schedule and checks the output.
+    import pickle
+
+    from fuseflow.explore.sweep import Payload, simulate_point
+
+    blob = pickle.dumps(Payload(model, tuple(inputs), plan, {}))
+    result = simulate_point("test-axes", blob, point)
+    assert result["matches"] and result["cycles"] == out.cycles
+    assert [tuple(map(tuple, k["parallel"])) for k in result["kernels"]] == \
+        [dict(point.parallel).get(k.name, ()) for k in compiled.kernels]
 
 
 def test_explore_command_takes_the_new_axes(tmp_path, capsys):

@@ -132,6 +132,7 @@ class Exploration:
                 f"{cycles:,.0f}" if cycles is not None else sim.get("error", "?"),
                 f"{cycles / base:.2f}x" if cycles and base else "",
                 f"{pred:,.0f}" if pred is not None else "",
+                {True: "ok", False: "WRONG"}.get(sim.get("matches"), ""),
                 "yes" if p.get("cached") else ""])
         return out
 

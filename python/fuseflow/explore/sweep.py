@@ -156,9 +156,22 @@ def _program(token: str, payload: bytes):
     return fuseflow.Program(spec.model, spec.inputs, spec.plan), spec
 
 
+@functools.lru_cache(maxsize=2)
+def _expected(token: str, payload: bytes):
+    """PyTorch's output of the payload's model (once per worker and model)."""
+    _, spec = _program(token, payload)
+    with torch.no_grad():
+        return spec.model(*spec.inputs)
+
+
+RTOL, ATOL = 1e-4, 1e-5
+"""Tolerances of a simulated point's check against PyTorch (``matches``)."""
+
+
 def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
     """Compiles ``point`` and simulates it (fast engine): cycles, per-kernel cycles and
-    schedules, totals. Runs in a Dask worker."""
+    schedules, totals, and whether the output matches PyTorch's (``matches``, within
+    :data:`RTOL`/:data:`ATOL`; ``max_error``). Runs in a Dask worker."""
     import warnings
 
     warnings.filterwarnings("ignore")
@@ -179,7 +192,11 @@ def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
                         "block": list(info.schedule.block), "cycles": summary["cycles"]})
         for key in ("ops", "bytes_read", "bytes_written"):
             totals[key] = totals.get(key, 0) + summary[key]
+    from fuseflow.tools.execute import compare
+
+    matches, error = compare(result.output, _expected(token, payload), RTOL, ATOL)
     return {"cycles": int(result.cycles), "kernels": kernels, **totals,
+            "matches": bool(matches), "max_error": error,
             "seconds": time.perf_counter() - start}
 
 

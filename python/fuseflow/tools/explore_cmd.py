@@ -115,7 +115,7 @@ def cmd_explore(args) -> int:
     what = "points predicted by the cost model" if args.predict_only else "simulated points"
     out.print(tty.table(f"fuseflow explore {app.name} ({args.preset}): {what}, fastest first",
                         ["rank", "point", "kernels", "lanes", "cycles", "vs best",
-                         "predicted", "cached"], found.rows(),
+                         "predicted", "vs PyTorch", "cached"], found.rows(),
                         right={"rank", "lanes", "cycles", "vs best", "predicted"}))
     best = found.best
     c = found.counters
