@@ -221,3 +221,34 @@ def test_explore_command_takes_the_new_axes(tmp_path, capsys):
     assert "lanes" in out and ":2 lanes" in out
     with pytest.raises(SystemExit):
         main(["explore", "gcn", "-o", str(tmp_path), "--lanes", "0"])
+
+
+def test_a_level_with_fewer_coordinates_than_lanes_leaves_lanes_idle():
+    """GPT-3 tiny's attention forks its heads (2 of them): 4 lanes are predicted no faster
+    than 2 (the fork deals round robin; two lanes idle), as simulated, so the lanes objective
+    keeps 2 lanes."""
+    from fuseflow.explore.scaling import gpt3_decoders
+
+    model, inputs, plan = gpt3_decoders(1)
+    program = fuseflow.Program(model, inputs, plan)
+    graph = program_graph(program)
+    evaluator = KernelEvaluator(program, inputs, orders=1, formats=plan.formats(),
+                                axes=default_axes(1, (1, 2, 4)))
+    evaluator.graph = graph
+    evaluator.baseline(graph.units)
+    attention = frozenset(u for u in graph.units if ".attn." in u and "qkv" not in u
+                          and "out_" not in u)
+    evaluator.evaluate([attention], graph.units)
+    options = {o.choice.lanes: o for o in evaluator.options(attention)}
+    assert set(options) == {1, 2, 4}
+    assert options[4].cost.cycles == pytest.approx(options[2].cost.cycles, rel=0.02)
+    assert options[2].cost.cycles < 0.6 * options[1].cost.cycles
+    first = min(graph.position[u] for u in attention)
+    fusion = [tuple(graph.units[:first]), tuple(u for u in graph.units if u in attention),
+              tuple(u for u in graph.units[first:] if u not in attention)]
+    for lanes in (2, 4):
+        option = options[lanes]
+        compiled = program.compile(fuseflow.Schedule(
+            fusion=fusion, formats=plan.formats(), kernels={1: option.choice.settings()}))
+        simulated = compiled.simulate(*inputs).run.kernels[1].result.cycles
+        assert abs(option.cost.cycles / simulated - 1) <= LANE_TOLERANCE, (lanes, simulated)

@@ -316,12 +316,20 @@ def _value_write(block, ins, ctx, out):
 
 
 def _fork(block, ins, ctx, out):
+    """Deals the forked level's data tokens round robin, the counter running on across
+    fibers: of ``N`` tokens lane ``p`` gets ``ceil((N - p) / P)`` (none when ``N <= p``: a
+    level with fewer coordinates than lanes leaves lanes idle); stops go to every lane."""
     lanes = len(block.outputs)
     last = ins[0][-1]
-    lane = last.with_(items=last.items / lanes, nulls=last.nulls / lanes,
-                      hist=None if last.hist is None else last.hist / lanes)
+    outs = []
+    for p in range(lanes):
+        share = math.ceil((last.items - p) / lanes - 1e-9) if last.items > p else 0.0
+        scale = min(share / last.items, 1.0) if last.items > 0 else 0.0
+        outs.append(ins[0][:-1] + (last.with_(
+            items=last.items * scale, nulls=last.nulls * scale,
+            hist=None if last.hist is None else last.hist * scale),))
     out.steps = last.tokens
-    return [ins[0][:-1] + (lane,)] * lanes
+    return outs
 
 
 def _join(block, ins, ctx, out):
