@@ -6,7 +6,6 @@ import pytest
 import torch
 
 import fuseflow
-from fuseflow.apps import APPLICATIONS
 from fuseflow.errors import ArgumentError
 from fuseflow.explore.axes import (
     Blocks,
@@ -33,14 +32,6 @@ level's coordinates evenly, so it is optimistic where rows are unequal)."""
 
 TILE_TOLERANCE = 0.1
 """Predicted cycles of a tile kernel within 10% of the simulator's (measured: 0.9 to 1.04)."""
-
-
-@pytest.fixture(scope="module")
-def gcn():
-    app = APPLICATIONS["gcn"]
-    model, inputs = app.build("tiny")
-    plan = app.plan(model)
-    return model, inputs, plan, fuseflow.Program(model, inputs, plan)
 
 
 def test_axes_parse_and_generate(gcn):

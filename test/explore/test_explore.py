@@ -23,14 +23,6 @@ from fuseflow.explore.sweep import Point, PointCache
 from fuseflow.sim.loader import load_graph
 
 
-@pytest.fixture(scope="module")
-def gcn():
-    app = APPLICATIONS["gcn"]
-    model, inputs = app.build("tiny")
-    plan = app.plan(model)
-    return model, inputs, plan, fuseflow.Program(model, inputs, plan)
-
-
 def _blocks(graph):
     return [(b.name, b.kind, b.inputs, b.outputs, b.attrs) for b in graph.blocks]
 

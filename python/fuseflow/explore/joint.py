@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 from fuseflow.explore.evaluate import ZERO, pareto
 from fuseflow.explore.opgraph import OpGraph
-from fuseflow.explore.search import Solution, count_space
+from fuseflow.explore.search import Solution, count_space, extend
 
 ORIGINAL, REASSOCIATED = "o", "r"
 
@@ -163,17 +163,8 @@ def joint_join(jg: JointGraph, options: dict[frozenset, list]) -> tuple[list[Sol
                     if not all(external[v] <= cut for v in agreeing if v in external):
                         continue
                     seen.add(group)
-                    nxt = cut | group
-                    bucket = labels.get(nxt)
-                    if bucket is None:
-                        bucket = labels[nxt] = []
-                        fixes[nxt] = merged
-                        pending.setdefault(len(nxt), []).append(nxt)
-                    for sol in front:
-                        for opt in opts:
-                            bucket.append(Solution(sol.kernels + (opt,), sol.cost + opt.cost))
-                    if len(bucket) > 4 * (len(front) * len(opts) + 16):
-                        labels[nxt] = pareto(bucket)
+                    if extend(labels, pending, cut | group, front, opts):
+                        fixes[cut | group] = merged
     return pareto(complete), {"states": visited, "labels": kept_labels}
 
 

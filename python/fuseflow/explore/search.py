@@ -108,17 +108,26 @@ def join(graph: OpGraph, options: dict[frozenset, list[Option]]) -> tuple[list[S
                     if group in seen or not external <= cut or not cut.isdisjoint(group):
                         continue
                     seen.add(group)
-                    nxt = cut | group
-                    bucket = labels.get(nxt)
-                    if bucket is None:
-                        bucket = labels[nxt] = []
-                        pending.setdefault(len(nxt), []).append(nxt)
-                    for sol in front:
-                        for opt in opts:
-                            bucket.append(Solution(sol.kernels + (opt,), sol.cost + opt.cost))
-                    if len(bucket) > 4 * (len(front) * len(opts) + 16):
-                        labels[nxt] = pareto(bucket)
+                    extend(labels, pending, cut | group, front, opts)
     return labels.get(full, []), {"states": visited, "labels": kept_labels}
+
+
+def extend(labels: dict, pending: dict, nxt: frozenset, front: list[Solution],
+           opts: list[Option]) -> bool:
+    """Adds every partial solution of ``front`` followed by each option of ``opts`` to the
+    partial solutions at cut ``nxt`` (a cut seen for the first time is queued by size:
+    returns True), pruning them to their front when they outgrow it."""
+    bucket = labels.get(nxt)
+    new = bucket is None
+    if new:
+        bucket = labels[nxt] = []
+        pending.setdefault(len(nxt), []).append(nxt)
+    for sol in front:
+        for opt in opts:
+            bucket.append(Solution(sol.kernels + (opt,), sol.cost + opt.cost))
+    if len(bucket) > 4 * (len(front) * len(opts) + 16):
+        labels[nxt] = pareto(bucket)
+    return new
 
 
 def count_space(graph: OpGraph, options: dict[frozenset, list[Option]]) -> int:
@@ -214,4 +223,5 @@ def _dedupe(front: list[Solution]) -> list[Solution]:
     return out
 
 
-__all__ = ["SearchResult", "Solution", "count_space", "exhaustive", "join", "search"]
+__all__ = ["SearchResult", "Solution", "count_space", "exhaustive", "extend", "join",
+           "search"]
