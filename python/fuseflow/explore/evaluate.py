@@ -114,15 +114,36 @@ class Option:
 
 
 def pareto(items, key=lambda x: x.cost) -> list:
-    """The items whose cost no other item's dominates (one per distinct cost), by cycles."""
+    """The items whose cost no other item's dominates (one per distinct cost), by cycles.
+
+    Items are ranked by their costs' tuples, so an item can only be dominated by (or equal
+    to) one ranked before it: it is kept unless a kept item is no worse in every objective
+    (once many are kept, checked on an array of their costs: fronts of four objectives grow
+    wide)."""
     ranked = sorted(items, key=lambda x: key(x).as_tuple())
     kept: list = []
+    costs: list = []
+    front = None
     for item in ranked:
-        c = key(item)
-        if any(key(k).as_tuple() == c.as_tuple() or key(k).dominates(c) for k in kept):
-            continue
+        c = key(item).as_tuple()
+        n = len(kept)
+        if n < _SMALL_FRONT:
+            if any(all(a <= b for a, b in zip(k, c)) for k in costs):
+                continue
+        else:
+            if front is None:
+                front = np.empty((len(ranked), len(c)))
+                front[:n] = costs
+            if (front[:n] <= c).all(axis=1).any():
+                continue
+            front[n] = c
+        costs.append(c)
         kept.append(item)
     return kept
+
+
+_SMALL_FRONT = 48
+"""Fronts smaller than this are checked in Python (an array costs more per item)."""
 
 
 def buffer_bytes(prediction) -> float:
