@@ -351,8 +351,10 @@ class KernelEvaluator:
             costs = tile_costs(plan, self._costs, arch) if block else self._costs
             self._plans[key] = (graph, topological(graph), costs)
         graph, order, costs = self._plans[key]
+        # A forked graph is walked by the reference rules: their fork deals round robin
+        # (lanes beyond a level's coordinates idle), the compiled one evenly.
         return predict_graph(graph, self._graph_stats(op, plan, env), order=order,
-                             costs=costs)
+                             costs=costs, reference=bool(parallel))
 
     def _plans_of(self, op) -> tuple[object, KernelContext]:
         """A key of the kernel's structure and its :class:`~fuseflow.explore.axes.
