@@ -80,15 +80,21 @@ class Scopes:
         """Visits a scope's variables; a root scope (writers) or a reduction's scope."""
         r = scope.reduce
         spaces = self.lw.spaces
+        inside_reduced = False
         for var in scope.vars:
             self._activate_ready(scope, var)
             space, beta = spaces.plan(scope.body, var)
+            # A reduction reads its body at every point of its reduced variables and of the
+            # variables visited inside them (an accumulator's keys): absent points there hold
+            # the body's background, which it must see unless it is the reduction's identity.
+            reads_every_point = r is not None and (var in r.vars or inside_reduced)
             if space is None:
                 space = UNIVERSE
             elif r is None and beta is not None and beta != 0.0:
                 space, _ = spaces.plan(scope.body, var, True)   # writers store all non-zeros
-            elif r is not None and var in r.vars and needs_full_body(r.kind, beta):
+            elif reads_every_point and needs_full_body(r.kind, beta):
                 space, _ = spaces.plan(scope.body, var, True)   # the reduction reads them
+            inside_reduced = inside_reduced or (r is not None and var in r.vars)
             self._visit(scope, var, space)
         self._activate_ready(scope, None)
 
