@@ -104,14 +104,6 @@ ALU_OPS: tuple[AluOp, ...] = (
 )
 
 ALU_OP_NAMES: tuple[str, ...] = tuple(op.name for op in ALU_OPS)
-
-ABSENT_ANNIHILATES: dict[str, tuple[int, ...]] = {"mul": (0, 1), "div": (0,)}
-"""Per binary op, the operands whose absent entry (an ``N`` token: nothing stored there)
-makes the result 0.0 whatever the other operand holds, NaN and infinities included: a product
-with an absent entry, and an absent entry divided by anything, are absent — the zeros of a
-sparse operand annihilate, as torch.sparse's absent entries do. (A value computed from absent
-entries alone, such as ``x / x`` at an entry a union added, is not a stored NaN.) Every other
-op reads ``N`` as 0.0."""
 _BY_NAME = {op.name: op for op in ALU_OPS}
 
 # A binary op with one constant operand: (constant on the right, constant on the left).

@@ -12,14 +12,7 @@ import numpy as np
 
 from fuseflow.dialects.tiles import TileSpec
 from fuseflow.sim.blocks import tiles
-from fuseflow.sim.blocks.alu import (
-    ABSENT_ANNIHILATES,
-    ALU_OPS,
-    BINARY,
-    SCALAR,
-    SCALAR_BINARY,
-    UNARY,
-)
+from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNARY
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, copy_of, ends_with_done, finish,
@@ -153,7 +146,9 @@ def array(ctx, ins):
             return None
         out = vals[np.where(data, s.data, 0)] if len(vals) else np.zeros(len(s), dtype=f32)
     if np.count_nonzero(code == EMPTY_CODE):
-        out[code == EMPTY_CODE] = 0.0          # N stays N (0.0): it annihilates in the ALU
+        empty = code == EMPTY_CODE
+        out[empty] = 0.0
+        code = np.where(empty, DATA, code).astype(CODE_DTYPE)
     ctx.stats.val_reads += loads
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps, shift=shift)
 
@@ -234,9 +229,6 @@ def alu(ctx, ins):
                 for s, n in zip(ins, empty)]
     stamps, shift = follow_stamps(ctx, *ins)
     out = _elementwise(fn, a.code, *operands)
-    absent = [ins[i].code == EMPTY_CODE for i in ABSENT_ANNIHILATES.get(op, ()) if empty[i]]
-    if absent:
-        out[np.logical_or.reduce(absent)] = 0.0
     ctx.stats.ops += int(np.count_nonzero(a.code == DATA)) + empty[0]
     code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
