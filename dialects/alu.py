@@ -104,6 +104,14 @@ ALU_OPS: tuple[AluOp, ...] = (
 )
 
 ALU_OP_NAMES: tuple[str, ...] = tuple(op.name for op in ALU_OPS)
+
+ABSENT_ANNIHILATES: dict[str, tuple[int, ...]] = {"mul": (0, 1)}
+"""Per binary op, the operands whose absent entry (an ``N`` token: nothing stored there)
+makes the result 0.0 whatever the other operand holds, NaN and infinities included: a product
+with an absent entry is absent, as the lowering plans it (a sparse factor annihilates a
+product, so its space is the intersection). So ``(x / x) * m`` is 0.0 at an entry a union
+added where the mask ``m`` is absent, not ``NaN * 0``. A quotient does not annihilate: ``0 / 0``
+is NaN in PyTorch too (``x / x`` of an all-zero ``x``). Every other op reads ``N`` as 0.0."""
 _BY_NAME = {op.name: op for op in ALU_OPS}
 
 # A binary op with one constant operand: (constant on the right, constant on the left).

@@ -191,7 +191,8 @@ PRIMITIVES: tuple[Primitive, ...] = (
                   'array<i32: 1, 2, 0>} : (!sam.crd, !sam.crd, !sam.ref, !sam.ref) -> '
                   '(!sam.crd, !sam.ref, !sam.ref)',)),
     Primitive(
-        "array", "Value load: `vals[ref]` of its tensor operand; `N` gives 0.0.",
+        "array", "Value load: `vals[ref]` of its tensor operand; an `N` reference gives an "
+        "`N` value (a tile of zeros for tiles).",
         operands=(Port("ref", ("ref",)), Port("tensor", (TENSOR,))), results=(_val("val"),),
         examples=('%v = "sam.array"(%j#1, %a) : (!sam.ref, tensor<4x5xf32, #CSR>) -> '
                   '!sam.val<f32, array<i64>>',)),
@@ -209,7 +210,10 @@ PRIMITIVES: tuple[Primitive, ...] = (
                          "only)", optional=True)),
         description="Binary ops take two streams; scalar ops one stream and the `scalar` "
         "attribute; `mask_fill(m, x)` is `x` where `m != 0`, else `scalar`. A missing operand "
-        "(`N`) counts as 0.0 (a tile of zeros). Semantics are float32, as PyTorch eager "
+        "(`N`) counts as 0.0 (a tile of zeros), except that absent entries annihilate a "
+        "product: a product with `N` is 0.0 whatever the other operand holds (NaN and "
+        "infinities included; `ABSENT_ANNIHILATES` in `dialects/alu.py`); the "
+        "result is a value, never `N`. Semantics are float32, as PyTorch eager "
         "computes them (`dialects/alu.py`). On tiles (`!sam.val<f32, array<i64: h, w>>`) the "
         "op applies element by element; without `tile` every operand and the result have one "
         "type.",

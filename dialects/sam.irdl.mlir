@@ -217,7 +217,8 @@ irdl.dialect @sam {
     irdl.attributes { "ref_groups" = %ref_groups }
   }
 
-  // Value load: `vals[ref]` of its tensor operand; `N` gives 0.0.
+  // Value load: `vals[ref]` of its tensor operand; an `N` reference gives an `N` value (a tile
+  // of zeros for tiles).
   irdl.operation @array {
     %ref = irdl.parametric @sam::@ref<>
     %tensor = irdl.any

@@ -27,6 +27,7 @@ UNARY = _family("unary")
 SCALAR = _family("scalar")
 SCALAR_BINARY = _family("masked")
 ALU_OPS = semantics.ALU_OP_NAMES
+ABSENT_ANNIHILATES = semantics.ABSENT_ANNIHILATES
 
 
 def _operand(tok):
@@ -55,6 +56,7 @@ def alu(ctx):
     if "tiles" in ctx.block.attrs:
         yield from _tile_alu(ctx, arity, binary if arity == 2 else fn)
         return
+    annihilating = ABSENT_ANNIHILATES.get(op, ())
     with np.errstate(all="ignore"):
         while True:
             a = yield from ctx.recv(0)
@@ -66,7 +68,11 @@ def alu(ctx):
             elif arity == 2:
                 if is_control(b) and b is not EMPTY:
                     ctx.error(f"operands have different control structure: {a!r} vs {b!r}")
-                out = f32(binary(_operand(a), _operand(b)))
+                absent = (a is EMPTY, b is EMPTY)
+                if any(absent[i] for i in annihilating):
+                    out = f32(0.0)
+                else:
+                    out = f32(binary(_operand(a), _operand(b)))
                 ctx.stats.ops += 1
             else:
                 out = f32(fn(_operand(a)))

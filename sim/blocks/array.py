@@ -22,7 +22,7 @@ def array(ctx):
     while True:
         tok = yield from ctx.recv(0)
         if tok is EMPTY:
-            out = zero
+            out = zero if tile else EMPTY   # scalar values pass N on: it annihilates (ALU)
         elif is_control(tok):
             out = tok
         else:

@@ -14,7 +14,8 @@ REDUCE_KINDS = ("sum", "max")
 def reduce(ctx):
     """val[, outer crd] -> val. ``attrs['kind']`` in ``REDUCE_KINDS`` (default 'sum').
 
-    Values accumulate in float32 in arrival order (one step each); ``N`` is skipped at no cost.
+    Values accumulate in float32 in arrival order (one step each); ``N`` (an absent entry)
+    reads as 0.0.
     On ``S_k`` (one step) emits the fiber's result, then ``S(k-1)`` when ``k > 0``; an empty
     fiber yields 0.0 (for max too: max starts at -inf for every fiber). ``D`` passes (one step).
 
@@ -42,11 +43,13 @@ def reduce(ctx):
         init, empty = np.full(tout, init, np.float32), np.zeros(tout, np.float32)
         reshape = (lambda v: tiles.reduce_axes(kind, spec, np.asarray(v, np.float32)[None])[0]) \
             if spec else (lambda v: v)
+    absent = np.zeros(ctx.block.attrs["tiles"][0][0], np.float32) if "tiles" in ctx.block.attrs \
+        else np.float32(0.0)
     acc, seen = init, False
     while True:
         tok = yield from ctx.recv(0)
-        if tok is EMPTY:
-            continue
+        if tok is EMPTY:  # an absent entry (an array's N) holds 0.0
+            tok = absent
         if tok is DONE:
             if outer:
                 last = yield from ctx.recv(1)

@@ -93,7 +93,9 @@ def spacc(ctx):
             entered[m] = True
         if not is_stop(v):
             key = (*coords[: n - 1], ic)
-            if all(is_data(c) for c in key) and v is not EMPTY:
+            if v is EMPTY:  # an absent entry (an array's N) accumulates as 0.0
+                v = zero if tiled else np.float32(0.0)
+            if all(is_data(c) for c in key):
                 if tiled:  # tiles add element by element, from a tile of zeros
                     acc[key] = (acc.get(key, zero) + v).astype(np.float32)
                     ctx.stats.ops += v.size

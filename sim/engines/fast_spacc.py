@@ -13,12 +13,23 @@ import numpy as np
 from fuseflow.sim.blocks.spacc import flush_tokens
 from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, REPEAT_CODE, TIME_DTYPE, Stream, arrival_max, coordinate_dtype, ends_with_done,
-    finish, follow_stamps, from_tokens, step_stamps,
+    CODE_DTYPE,
+    DATA,
+    DONE_CODE,
+    REPEAT_CODE,
+    TIME_DTYPE,
+    Stream,
+    absent_as_zero,
+    arrival_max,
+    coordinate_dtype,
+    ends_with_done,
+    finish,
+    follow_stamps,
+    from_tokens,
+    step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.tokens import DONE
-
 
 CHUNK = 1 << 20
 """Tokens per slice when keying an order-1 accumulator's pairs (small temporaries, reused)."""
@@ -106,6 +117,7 @@ def spacc(ctx, ins):
     order = int(ctx.block.attrs.get("order", len(ctx.block.inputs) - 1))
     if len(ins) != order + 1 or len(ctx.block.outputs) != order + 1 or not _paired(ins[-2], ins[-1]):
         return None
+    ins = [*ins[:-1], absent_as_zero(ins[-1])]  # an absent value (N) accumulates as 0.0
     if order > 1:
         return _spacc_outer(ctx, ins, order)
     crd, val = ins

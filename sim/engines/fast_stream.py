@@ -123,6 +123,18 @@ class Stream:
         return (self.base is other.base and self.shift == other.shift) or np.array_equal(self.time, other.time)
 
 
+def absent_as_zero(s: Stream) -> Stream:
+    """``s`` with its ``N`` tokens read as the value 0.0: a reducer or an accumulator reads an
+    absent entry (an array's ``N``, which only the ALU's products and quotients treat apart) as
+    a data token holding 0.0, step included."""
+    empty = s.code == EMPTY_CODE
+    if not np.count_nonzero(empty):
+        return s
+    data = s.data.copy()
+    data[empty] = 0
+    return Stream(np.where(empty, DATA, s.code).astype(CODE_DTYPE), data, s.base, s.monotone, s.gap, s.shift)
+
+
 def concat(streams: list[Stream]) -> Stream:
     """One stream of consecutive pieces of a channel (the pieces themselves when only one).
 

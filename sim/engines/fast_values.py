@@ -12,11 +12,30 @@ import numpy as np
 
 from fuseflow.dialects.tiles import TileSpec
 from fuseflow.sim.blocks import tiles
-from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNARY
+from fuseflow.sim.blocks.alu import (
+    ABSENT_ANNIHILATES,
+    ALU_OPS,
+    BINARY,
+    SCALAR,
+    SCALAR_BINARY,
+    UNARY,
+)
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, copy_of, ends_with_done, finish,
-    follow_stamps, joint_gap, step_stamps,
+    CODE_DTYPE,
+    DATA,
+    DONE_CODE,
+    EMPTY_CODE,
+    REPEAT_CODE,
+    TIME_DTYPE,
+    Stream,
+    absent_as_zero,
+    copy_of,
+    ends_with_done,
+    finish,
+    follow_stamps,
+    joint_gap,
+    step_stamps,
 )
 
 f32 = np.float32
@@ -146,9 +165,7 @@ def array(ctx, ins):
             return None
         out = vals[np.where(data, s.data, 0)] if len(vals) else np.zeros(len(s), dtype=f32)
     if np.count_nonzero(code == EMPTY_CODE):
-        empty = code == EMPTY_CODE
-        out[empty] = 0.0
-        code = np.where(empty, DATA, code).astype(CODE_DTYPE)
+        out[code == EMPTY_CODE] = 0.0          # N stays N (0.0): it annihilates in the ALU
     ctx.stats.val_reads += loads
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps, shift=shift)
 
@@ -229,6 +246,9 @@ def alu(ctx, ins):
                 for s, n in zip(ins, empty)]
     stamps, shift = follow_stamps(ctx, *ins)
     out = _elementwise(fn, a.code, *operands)
+    absent = [ins[i].code == EMPTY_CODE for i in ABSENT_ANNIHILATES.get(op, ()) if empty[i]]
+    if absent:
+        out[np.logical_or.reduce(absent)] = 0.0
     ctx.stats.ops += int(np.count_nonzero(a.code == DATA)) + empty[0]
     code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
@@ -275,20 +295,19 @@ def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init, a
 
 
 def reduce(ctx, ins):
-    """Sum or max per innermost fiber; one step per value, stop and ``D``, none per ``N``."""
+    """Sum or max per innermost fiber; one step per value (``N`` reads as 0.0), stop and ``D``."""
     kind = ctx.block.attrs.get("kind", "sum")
-    s = ins[0]
     if len(ins) > 1:  # with outer coordinates: the reference reads them fiber by fiber
         return None
+    s = absent_as_zero(ins[0])
     if kind not in REDUCE_KINDS or not ends_with_done(s) or np.any(s.code == REPEAT_CODE):
         return None
-    stepping = np.flatnonzero(s.code != EMPTY_CODE)
-    stamps = step_stamps(ctx, s.runmax()[stepping], owned=True)
-    code = s.code[stepping]
+    stamps = step_stamps(ctx, s.runmax(), owned=True)
+    code = s.code
     stop = code >= 0
     # values of fiber g are the data tokens between stop g-1 and stop g
     data_idx = np.flatnonzero(code == DATA)
-    vals = s.data[stepping[data_idx]].astype(f32)
+    vals = s.data[data_idx].astype(f32)
     tiled = "tiles" in ctx.block.attrs
     if tiled:  # tiles reduced over their own axes first, as the reference does one by one
         tout = tuple(ctx.block.attrs["tiles"][1][0])

@@ -4,6 +4,7 @@ import warnings
 
 import pytest
 import torch
+from fn_module import Fn
 
 import fuseflow
 from fuseflow import mlir
@@ -26,15 +27,6 @@ def test_unsupported_op_is_a_located_error_naming_the_op():
     message = str(info.value)
     assert "unsupported op" in message
     assert "test_api_errors.py" in message  # the model's source line is the location
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 @pytest.mark.parametrize("fn, node, aten, lowered", [

@@ -9,19 +9,11 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
+from fn_module import Fn
 
 import fuseflow
 
 warnings.filterwarnings("ignore")
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x, y=None):
-        return self.fn(x) if y is None else self.fn(x, y)
 
 
 def _sparse(m, n, density, seed):

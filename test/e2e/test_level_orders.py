@@ -10,19 +10,11 @@ import warnings
 import pytest
 import torch
 import torch.nn.functional as F
+from fn_module import Fn
 
 import fuseflow
 
 warnings.filterwarnings("ignore")
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, a, b=None):
-        return self.fn(a) if b is None else self.fn(a, b)
 
 
 def _sparse(m, n, seed, density=0.5):
@@ -38,18 +30,18 @@ CASES = {
     "csc_relu": (torch.relu, (A.to_sparse_csc(),), {}),
     "csc_times_dense": (lambda a, b: a * b, (A.to_sparse_csc(), torch.rand(5, 4)), {}),
     "csc_plus_dense": (lambda a, b: a + b, (A.to_sparse_csc(), torch.rand(5, 4)), {}),
-    "csc_declared_scale": (lambda a: a * 3.0, (A,), {"a": "csc"}),
-    "csc_times_csr": (lambda a, b: a * b, (A, B), {"a": "csc", "b": "csr"}),
+    "csc_declared_scale": (lambda a: a * 3.0, (A,), {"x": "csc"}),
+    "csc_times_csr": (lambda a, b: a * b, (A, B), {"x": "csc", "y": "csr"}),
     "csc_plus_csr": (lambda a, b: a + b, (A.to_sparse_csc(), B.to_sparse_csr()), {}),
     "csc_mv": (lambda a, x: torch.mv(a, x), (A.to_sparse_csc(), torch.rand(4)), {}),
     "csc_softmax_rows": (lambda a: torch.softmax(a, -1), (A.to_sparse_csc(),), {}),
-    "csc_softmax_cols": (lambda a: torch.softmax(a, 0), (A,), {"a": "csc"}),
-    "csr_softmax_cols": (lambda a: torch.softmax(a, 0), (A,), {"a": "csr"}),
-    "csc_log_softmax": (lambda a: F.log_softmax(a, -1), (A,), {"a": "csc"}),
+    "csc_softmax_cols": (lambda a: torch.softmax(a, 0), (A,), {"x": "csc"}),
+    "csr_softmax_cols": (lambda a: torch.softmax(a, 0), (A,), {"x": "csr"}),
+    "csc_log_softmax": (lambda a: F.log_softmax(a, -1), (A,), {"x": "csc"}),
     "csr_transpose": (lambda a: a.t(), (A.to_sparse_csr(),), {}),
     "csr_transpose_matmul": (lambda a, b: a.t() @ b, (A.to_sparse_csr(), torch.rand(5, 3)), {}),
-    "dcsr_transpose_scale": (lambda a: a.t() * 2.0, (A,), {"a": "dcsr"}),
-    "coo_transpose_relu": (lambda a: torch.relu(a.t()), (A,), {"a": "coo"}),
+    "dcsr_transpose_scale": (lambda a: a.t() * 2.0, (A,), {"x": "dcsr"}),
+    "coo_transpose_relu": (lambda a: torch.relu(a.t()), (A,), {"x": "coo"}),
 }
 
 
@@ -97,7 +89,7 @@ def test_a_dense_result_is_written_transposed_before_a_sparse_operand_is_convert
     csc = fuseflow.compile(Fn(lambda a, b: a * b), (A.to_sparse_csc(), torch.rand(5, 4)))
     assert _host_ops(csc) == ["linalg.transpose"]           # the result, transposed back
     mixed = fuseflow.compile(Fn(lambda a, b: a * b), (A, B),
-                             fuseflow.Schedule(formats={"a": "csc", "b": "csr"}))
+                             fuseflow.Schedule(formats={"x": "csc", "y": "csr"}))
     assert "tensor.cast" in _host_ops(mixed)                  # one operand converted
     csr = fuseflow.compile(Fn(lambda a, b: a * b), (A.to_sparse_csr(), torch.rand(5, 4)))
     assert _host_ops(csr) == []                               # storage order: nothing on host

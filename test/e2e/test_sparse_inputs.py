@@ -7,20 +7,12 @@ import warnings
 
 import pytest
 import torch
+from fn_module import Fn
 
 import fuseflow
 from fuseflow.frontend import FrontendError, sparse_format
 
 warnings.filterwarnings("ignore")
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, a, b=None):
-        return self.fn(a) if b is None else self.fn(a, b)
 
 
 def _sparse(m, n, density=0.5, seed=0):
@@ -111,7 +103,7 @@ def test_a_model_folded_to_its_sparse_input_returns_it(declared):
     verifier's 'type of return operand 0 doesn't match function result type')."""
     model = Fn(lambda a: torch.where(a > a, a, a))
     a = A if declared else A.to_sparse_csr()
-    schedule = fuseflow.Schedule(formats={"a": "csr"} if declared else {})
+    schedule = fuseflow.Schedule(formats={"x": "csr"} if declared else {})
     compiled = fuseflow.compile(model, (a,), schedule)
     for engine in ("fast", "reference"):
         out = compiled.simulate(a, engine=engine).outputs[0]

@@ -153,13 +153,22 @@ def test_joiner_rejects_different_stop_structure():
 def test_array_loads_values():
     vec = FiberTree.from_dense(np.array([1.5, 2.5, 3.5], np.float32))
     texts, _, ctx = run1("array", ["0 2 N S0 1 S1 D"], tensors=[vec], tensor=0)
-    assert texts == ["1.5 3.5 0.0 S0 2.5 S1 D"]
+    assert texts == ["1.5 3.5 N S0 2.5 S1 D"]      # N passes on: it annihilates in the ALU
     assert ctx.stats.val_reads == 4 - 1
 
 
 def test_alu_binary_with_missing_operands():
     assert out1("alu", ["1.5 2.0 S0 N S1 D", "2.0 N S0 3.0 S1 D"], op="mul") == "3.0 0.0 S0 0.0 S1 D"
     assert out1("alu", ["N 2.0 S0 D", "3.0 N S0 D"], op="sub") == "-3.0 2.0 S0 D"
+
+
+def test_alu_absent_entries_annihilate():
+    """A product with N is 0.0 (not 0 * inf or 0 * NaN); other ops read N as 0.0, a quotient
+    too (0 / 0 is NaN, as PyTorch computes it)."""
+    assert out1("alu", ["N 2.0 N S0 D", "0.0 N N S0 D"], op="div") == "nan inf nan S0 D"
+    assert out1("alu", ["N inf S0 D", "inf N S0 D"], op="mul") == "0.0 0.0 S0 D"
+    assert out1("alu", ["N N S0 D", "0.0 N S0 D"], op="mul") == "0.0 0.0 S0 D"
+    assert out1("alu", ["N S0 D", "N S0 D"], op="add") == "0.0 S0 D"
 
 
 def test_alu_unary_and_scalar_ops():
@@ -221,10 +230,13 @@ def test_reduce_max_resets_per_fiber_and_empty_gives_zero():
     assert out1("reduce", ["-3.0 -1.0 S0 S0 -2.0 S1 D"], kind="max") == "-1.0 0.0 -2.0 S0 D"
 
 
-def test_reduce_skips_empty_tokens_at_no_cost():
+def test_reduce_reads_absent_entries_as_zero():
+    """An array's N (an absent entry) is a value 0.0 to a reducer, one step each: a max over a
+    full space counts the absent zeros."""
     texts, stamps, ctx = run1("reduce", ["1.0 N N S0 D"])
-    assert texts == ["1.0 D"] and stamps == [[2, 3]] and ctx.clock == 3
-    assert ctx.stats.ops == 1
+    assert texts == ["1.0 D"] and stamps == [[4, 5]] and ctx.clock == 5
+    assert ctx.stats.ops == 3
+    assert out1("reduce", ["-1.0 N -2.0 S0 N S0 -3.0 S1 D"], kind="max") == "0.0 0.0 -3.0 S0 D"
 
 
 def test_reduce_accumulates_float32_in_arrival_order():
@@ -361,6 +373,13 @@ def test_spacc_drops_keys_with_empty_coordinates_and_checks_lengths():
     assert out1("spacc", ["N 1 S1 D", "5.0 2.0 S1 D"], n_out=2, order=1) == ["1 S0 D", "2.0 S0 D"]
     with pytest.raises(StreamError, match=r"crds\[0\] ended before the values"):
         out1("spacc", ["D", "1 S1 D", "2.0 S1 D"], n_out=3, order=2)
+
+
+def test_spacc_accumulates_absent_values_as_zero():
+    """A value N (an array's absent entry) at a coordinate accumulates 0.0 there, as the ALU
+    reads it: the key is kept (its value 0.0)."""
+    assert out1("spacc", ["0 1 0 S1 D", "N N 2.0 S1 D"], n_out=2, order=1) == ["0 1 S0 D",
+                                                                               "2.0 0.0 S0 D"]
 
 
 def test_spacc_drops_a_reducers_zero_for_a_fiber_that_does_not_exist():
