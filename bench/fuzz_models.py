@@ -15,66 +15,23 @@ A long run writes its JSON every 100 cases (``"complete": false`` until it ends)
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
-import time
-import warnings
 from pathlib import Path
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "fuzz_models.json"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=200)
-    parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
-    parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
-    parser.add_argument("--replay", type=int, help="run one seed in this process and print it")
-    parser.add_argument("--merge", type=Path, nargs="+", metavar="PART",
-                        help="write the JSON of runs on consecutive seed ranges as one")
-    args = parser.parse_args()
-    if args.merge:
-        from fuseflow.fuzz.outcome import merge_results
+def _replay(models, seed: int) -> None:
+    import random
 
-        merged = merge_results([json.loads(p.read_text()) for p in args.merge])
-        args.json.write_text(json.dumps(merged, indent=1) + "\n")
-        print(json.dumps({k: merged[k] for k in ("cases", "seconds", "counts")}))
-        return 0
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    warnings.filterwarnings("ignore")
-    from fuseflow.fuzz import models
-
-    if args.replay is not None:
-        import random
-
-        case = models.random_case(random.Random(args.replay), args.replay)
-        print(case)
-        print(models.check_case(case))
-        return 0
-    from fuseflow.fuzz.campaign import run_campaign
-
-    def write(tally, seconds, complete=False):
-        result = {"seconds": round(seconds, 1), "first_seed": args.first_seed,
-                  "complete": complete, **tally.to_dict()}
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-        return result
-
-    start = time.monotonic()
-    seeds = range(args.first_seed, args.first_seed + args.cases)
-    tally = run_campaign(models.check_seed, seeds, timeout=args.timeout, jobs=args.jobs,
-                         checkpoint=write)
-    result = write(tally, time.monotonic() - start, complete=True)
-    print(json.dumps({k: result[k] for k in ("cases", "seconds", "counts", "rejected_fraction")}))
-    for message, n in tally.errors.most_common(15):
-        print(f"{n:6d}  {message}")
-    for case, report in tally.failures[:30]:
-        print(f"{report.outcome.value}: seed {case}: {report.stage}: {report.detail}")
-    return 1 if tally.failures else 0
+    case = models.random_case(random.Random(seed), seed)
+    print(case)
+    print(models.check_case(case))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from fuseflow.fuzz.driver import campaign_main
+
+    raise SystemExit(campaign_main(
+        __doc__, module="fuseflow.fuzz.models", check="check_seed", replay=_replay,
+        default_json=DEFAULT_JSON, default_cases=200, default_timeout=60.0,
+        summary=("cases", "seconds", "counts", "rejected_fraction")))
