@@ -26,25 +26,32 @@ KERNEL_OPTIONS = {"sparsity": 0.5, "scale": 1}
 
 def register(commands) -> None:
     """Adds ``orders`` to the ``fuseflow`` subcommands."""
-    from fuseflow.sim.engines import ENGINES
-
-    cmd = commands.add_parser(
-        "orders", help="list (and simulate) every legal dataflow order of each kernel",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n" + __doc__.split("\n\n")[1])
-    cmd.add_argument("target", help="kernel or application name (see 'fuseflow list')")
+    cmd = add_target_command(commands, "orders", __doc__, help="list (and simulate) every "
+                             "legal dataflow order of each kernel")
     cmd.add_argument("--kernel", metavar="K",
                      help="only this kernel: its index, name, or a part of one name")
     cmd.add_argument("--simulate", action="store_true",
                      help="simulate every order (and check the output against PyTorch)")
-    cmd.add_argument("--engine", default="fast", choices=list(ENGINES),
-                     help="simulator engine (default: fast)")
     cmd.add_argument("--limit", type=int, default=None, metavar="N",
                      help="at most N orders per kernel, best first (default: all)")
     cmd.add_argument("--json", metavar="FILE", help="also write the rows to FILE")
     add_target_options(cmd)
     cmd.set_defaults(func=run)
+
+
+def add_target_command(commands, name: str, doc: str, help: str):
+    """A ``fuseflow`` subcommand on one kernel or application: its description and examples
+    from the module docstring ``doc`` (first paragraph, second), the ``target`` argument and
+    ``--engine``; the caller adds its own options, then :func:`add_target_options`."""
+    from fuseflow.sim.engines import ENGINES
+
+    cmd = commands.add_parser(name, help=help, description=doc.split("\n\n")[0],
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              epilog="examples:\n" + doc.split("\n\n")[1])
+    cmd.add_argument("target", help="kernel or application name (see 'fuseflow list')")
+    cmd.add_argument("--engine", default="fast", choices=list(ENGINES),
+                     help="simulator engine (default: fast)")
+    return cmd
 
 
 def add_target_options(cmd) -> None:

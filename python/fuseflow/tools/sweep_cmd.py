@@ -13,22 +13,16 @@ values, for kernels with BSR operands of that block). API: :func:`fuseflow.sweep
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 
 def register(commands) -> None:
     """Adds ``sweep`` to the ``fuseflow`` subcommands."""
-    from fuseflow.sim.engines import ENGINES
-    from fuseflow.tools.orders_cmd import add_target_options
+    from fuseflow.tools.orders_cmd import add_target_command, add_target_options
 
-    cmd = commands.add_parser(
-        "sweep", help="simulate one kernel over its orders, parallel levels and lane counts",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n" + __doc__.split("\n\n")[1])
-    cmd.add_argument("target", help="kernel or application name (see 'fuseflow list')")
+    cmd = add_target_command(commands, "sweep", __doc__, help="simulate one kernel over its "
+                             "orders, parallel levels and lane counts")
     cmd.add_argument("--kernel", default="0", metavar="K",
                      help="the kernel swept: its index (default 0), name or a part of one")
     cmd.add_argument("--orders", type=int, default=None, metavar="N",
@@ -40,8 +34,6 @@ def register(commands) -> None:
     cmd.add_argument("--blocks", default="", metavar="B,BxC",
                      help="block axis: tile shapes to schedule besides scalar values, like "
                           "4,8x8 (kernels with BSR operands of that block; default: none)")
-    cmd.add_argument("--engine", default="fast", choices=list(ENGINES),
-                     help="simulator engine (default: fast)")
     cmd.add_argument("--json", metavar="FILE", help="write the points to FILE")
     cmd.add_argument("--png", metavar="FILE", help="plot cycles against lanes to FILE")
     add_target_options(cmd)
