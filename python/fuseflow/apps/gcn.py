@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from fuseflow.apps.base import WEIGHT_FORMAT, Application, FusionPlan, Stage, prune_
+from fuseflow.apps.gnn import TwoLayerGNN
 from fuseflow.apps.graph_inputs import (
     DEFAULT_DATASETS,
     GRAPH_DATASETS,
@@ -50,7 +51,7 @@ class GraphConvolution(nn.Module):
         return adjacency @ (h @ self.weight) + self.bias
 
 
-class GCN(nn.Module):
+class GCN(TwoLayerGNN):
     """Two GCN layers with ReLU between and a row softmax on the output."""
 
     def __init__(self, in_features: int, num_classes: int, hidden: int = HIDDEN,
@@ -58,11 +59,6 @@ class GCN(nn.Module):
         super().__init__()
         self.layer1 = GraphConvolution(in_features, hidden, aggregate_first)
         self.layer2 = GraphConvolution(hidden, num_classes, aggregate_first)
-
-    def forward(self, adjacency: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
-        h = torch.relu(self.layer1(adjacency, features))
-        z = self.layer2(adjacency, h)
-        return torch.softmax(z, dim=1)
 
 
 def build(preset: str, dataset: str, seed: int):

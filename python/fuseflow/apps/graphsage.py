@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from fuseflow.apps.base import WEIGHT_FORMAT, Application, FusionPlan, Stage, prune_
+from fuseflow.apps.gnn import TwoLayerGNN
 from fuseflow.apps.graph_inputs import (
     DEFAULT_DATASETS,
     GRAPH_DATASETS,
@@ -51,18 +52,13 @@ class SAGEConv(nn.Module):
         return self_part + neighbor_part
 
 
-class GraphSAGE(nn.Module):
+class GraphSAGE(TwoLayerGNN):
     """Two SAGE layers with ReLU between and a row softmax on the output."""
 
     def __init__(self, in_features: int, num_classes: int, hidden: int = HIDDEN):
         super().__init__()
         self.layer1 = SAGEConv(in_features, hidden)
         self.layer2 = SAGEConv(hidden, num_classes)
-
-    def forward(self, adjacency: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
-        h = torch.relu(self.layer1(adjacency, features))
-        z = self.layer2(adjacency, h)
-        return torch.softmax(z, dim=1)
 
 
 def build(preset: str, dataset: str, seed: int):
