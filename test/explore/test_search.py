@@ -5,10 +5,10 @@ import pytest
 
 import fuseflow
 from fuseflow.apps import APPLICATIONS
-from fuseflow.explore.evaluate import Cost, KernelEvaluator, pareto
+from fuseflow.explore.evaluate import ZERO, Cost, KernelEvaluator, Option, pareto
 from fuseflow.explore.opgraph import OpGraph, program_graph
 from fuseflow.explore.scaling import gpt3_decoders
-from fuseflow.explore.search import count_space, exhaustive, search
+from fuseflow.explore.search import count_space, exhaustive, join, search
 
 
 def _searched(model, inputs, plan, orders):
@@ -127,24 +127,107 @@ def test_lanes_are_an_objective_so_more_lanes_do_not_dominate():
 
 def test_decoder_layers_share_analyses_and_plans_with_the_same_costs():
     """Structurally identical kernels (one per decoder layer; their bodies' ops may be in
-    another order) are read and planned once; every candidate keeps the cost of planning it
-    on its own."""
-    model, inputs, plan = gpt3_decoders(2)
+    another order) are read and planned once, and one with the same input statistics as
+    an isomorphic kernel takes its prediction; every candidate (forked ones too) keeps the
+    cost of planning and predicting it on its own."""
+    from fuseflow.explore.axes import default_axes
+
+    model, inputs, plan = gpt3_decoders(3)
     program = fuseflow.Program(model, inputs, plan)
     graph = program_graph(program)
     groups = graph.groups(max_units=2)
     found = {}
+    reused = {}
     for share in (True, False):
-        evaluator = KernelEvaluator(program, inputs, orders=2, share=share)
+        evaluator = KernelEvaluator(program, inputs, orders=2, share=share,
+                                    axes=default_axes(2, (1, 2)))
         evaluator.graph = graph
         evaluator.baseline(graph.units)
         evaluator.evaluate(groups, graph.units)
-        found[share] = ({g: [(o.order, o.cost) for o in evaluator.options(g)] for g in groups},
+        found[share] = ({g: [(o.order, o.parallel, o.cost, o.ops, o.bytes_read)
+                             for o in evaluator.options(g)] for g in groups},
                         evaluator.analyzed)
+        reused[share] = evaluator.reused
     assert found[True][0] == found[False][0]
+    # Layer 2 reads what layer 1 does (layer 0 reads the model's input): its candidates
+    # are not predicted again.
+    layer2 = sum(len(found[True][0][g]) for g in groups
+                 if all(u.startswith("layers.2.") for u in g))
+    assert reused[False] == 0 and reused[True] >= layer2 > 0
     lowered = sum(1 for g in groups if found[True][0][g])
     assert found[False][1] == lowered
     # Layer 1 repeats layer 0: only groups crossing the boundary are new structures.
     layer0 = [g for g in groups if all(u.startswith("layers.0.") for u in g)
               and found[True][0][g]]
     assert found[True][1] <= len(layer0) < found[False][1]
+
+
+def test_statistics_keys_are_exact():
+    """The prediction cache's key of input statistics: equal for statistics measured twice
+    from equal data, different when any count or measured array differs (-0.0 vs 0.0
+    too)."""
+    import dataclasses
+
+    import numpy as np
+
+    from fuseflow.explore.evaluate import stats_key
+    from fuseflow.explore.stats import TensorStats
+
+    from fuseflow.sim.formats import TensorFormat
+
+    csr = TensorFormat.csr((2, 3))
+    a = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 3.0]])
+    one, two = TensorStats.measure(a, csr), TensorStats.measure(a.copy(), csr)
+    assert one is not two and stats_key(one) == stats_key(two)
+    b = a.copy()
+    b[1, 0] = 4.0                                  # one more nonzero in row 1
+    assert stats_key(TensorStats.measure(b, csr)) != stats_key(one)
+    c = a[:, [2, 1, 0]]                            # same counts, other columns
+    assert stats_key(TensorStats.measure(c, csr)) != stats_key(one)
+    assert stats_key(TensorStats.measure(a)) != stats_key(one)      # dense format
+    assert (stats_key(dataclasses.replace(one, nonzeros=-0.0))
+            != stats_key(dataclasses.replace(one, nonzeros=0.0)))
+    hash(stats_key(one))
+
+
+def test_front_rows_equal_pareto_on_ties_and_duplicates():
+    """The array front (the join's) keeps the rows pareto() keeps: the same costs, the
+    first of equal ones, in the same order; across block boundaries too."""
+    import numpy as np
+
+    from fuseflow.explore.search import front_rows
+
+    rng = np.random.default_rng(0)
+    for n, block in ((1, 4), (7, 4), (300, 16), (2000, 512)):
+        rows = np.column_stack([rng.integers(0, 12, n), rng.integers(0, 4, n),
+                                rng.integers(0, 6, n), rng.choice([1.0, 2.0, 4.0], n)])
+        rows = rows.astype(float)
+        items = [(i, Cost(*map(float, r))) for i, r in enumerate(rows)]
+        expected = [i for i, _ in pareto(items, key=lambda x: x[1])]
+        assert front_rows(rows, block=block).tolist() == expected
+
+
+def test_join_rebuilds_kernels_and_costs_of_each_solution():
+    """Every solution of the join's front is its kernels' costs summed (max for buffer and
+    lanes), its kernels covering every unit once in a dependence order."""
+    graph = _chain(5)
+    u = graph.units
+    options = {}
+    for i in range(5):
+        for j in range(i + 1, min(i + 3, 5) + 1):
+            group = frozenset(u[i:j])
+            options[group] = [Option(group, (f"d{k}",),
+                                     Cost(10.0 * (j - i) ** 0.5 + k, float(j - i + k),
+                                          float(5 - j + k), float(1 + k)))
+                              for k in range(2)]
+    front, _ = join(graph, options)
+    assert _costs(front) == _costs(exhaustive(graph, options))
+    for sol in front:
+        total = ZERO
+        for kernel in sol.kernels:
+            total = total + kernel.cost
+        assert total == sol.cost
+        covered = [x for kernel in sol.kernels for x in sorted(kernel.group)]
+        assert sorted(covered) == sorted(u)
+        assert [min(graph.position[x] for x in k.group) for k in sol.kernels] == sorted(
+            min(graph.position[x] for x in k.group) for k in sol.kernels)

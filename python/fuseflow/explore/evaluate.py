@@ -181,6 +181,11 @@ class KernelEvaluator:
     _analyses: dict = field(default_factory=dict, repr=False)
     _products: dict = field(default_factory=dict, repr=False)
     _baselined: bool = field(default=False, repr=False)
+    _predictions: dict = field(default_factory=dict, repr=False)
+    _fingerprints: dict = field(default_factory=dict, repr=False)
+    reused: int = 0
+    """Candidate predictions taken from an isomorphic kernel with the same input statistics
+    (``share``), not predicted again."""
     analyzed: int = 0
     """Distinct kernel structures analysed and planned (the rest reuse their plans)."""
     share: bool = True
@@ -207,6 +212,8 @@ class KernelEvaluator:
         self._plans = other._plans
         self._analyses = other._analyses
         self._products = other._products
+        self._predictions = other._predictions
+        self._fingerprints = other._fingerprints
 
     # -- partitions ------------------------------------------------------------------------
 
@@ -351,10 +358,30 @@ class KernelEvaluator:
             costs = tile_costs(plan, self._costs, arch) if block else self._costs
             self._plans[key] = (graph, topological(graph), costs)
         graph, order, costs = self._plans[key]
+        stats = self._graph_stats(op, plan, env)
+        if self.share:
+            # The prediction is a function of the graph (the key) and of its inputs'
+            # statistics: a kernel whose inputs have the same statistics as an isomorphic
+            # kernel's (a later decoder layer's) takes its prediction.
+            key = (key, tuple(self._fingerprint(s) for s in stats))
+            known = self._predictions.get(key)
+            if known is not None:
+                self.reused += 1
+                return known
         # A forked graph is walked by the reference rules: their fork deals round robin
         # (lanes beyond a level's coordinates idle), the compiled one evenly.
-        return predict_graph(graph, self._graph_stats(op, plan, env), order=order,
-                             costs=costs, reference=bool(parallel))
+        pred = predict_graph(graph, stats, order=order, costs=costs, reference=bool(parallel))
+        if self.share:
+            self._predictions[key] = pred
+        return pred
+
+    def _fingerprint(self, stats: TensorStats) -> tuple:
+        """Everything the cost model reads of ``stats``, exactly (floats by their bits,
+        measured arrays by their bytes), computed once per statistics object."""
+        known = self._fingerprints.get(id(stats))
+        if known is None or known[0] is not stats:
+            known = self._fingerprints[id(stats)] = (stats, stats_key(stats))
+        return known[1]
 
     def _plans_of(self, op) -> tuple[object, KernelContext]:
         """A key of the kernel's structure and its :class:`~fuseflow.explore.axes.
@@ -405,6 +432,31 @@ class KernelEvaluator:
     """The :class:`~fuseflow.explore.opgraph.OpGraph` batches are checked against."""
 
 
+def stats_key(stats: TensorStats) -> tuple:
+    """A hashable key of everything in ``stats`` (equal keys: equal statistics, bit for bit:
+    floats by their hex form, so 0.0 and -0.0 differ; arrays by dtype, shape and bytes)."""
+    levels = tuple((_float_key(lv.fibers),
+                    _float_key(lv.items), _float_key(lv.empty), lv.size,
+                    _array_key(lv.coords), _array_key(lv.by_parent),
+                    _array_key(lv.empty_by_parent),
+                    None if lv.size_groups is None
+                    else tuple(_array_key(a) for a in lv.size_groups))
+                   for lv in stats.levels)
+    return (stats.fmt, levels, _float_key(stats.values), _float_key(stats.nonzeros),
+            stats.measured)
+
+
+def _float_key(x):
+    return float(x).hex() if isinstance(x, float) else (type(x).__name__, x)
+
+
+def _array_key(a):
+    if a is None:
+        return None
+    a = np.asarray(a)
+    return (a.dtype.str, a.shape, a.tobytes())
+
+
 def _clone(module):
     from fuseflow.compiler import clone_module
 
@@ -412,13 +464,18 @@ def _clone(module):
 
 
 _NAMES = re.compile(r'(name = |fuseflow\.(?:node|group|module) = )"[^"]*"')
+_VALUES = re.compile(r"%[\w$.-]+")
 
 
 def _structure(op) -> str:
-    """A kernel's ops and types without its name and its ops' FX nodes, groups and modules:
+    """A kernel's ops and types without its name and its ops' FX nodes, groups and modules,
+    and with its SSA values renamed in order of first occurrence (the printer numbers them
+    by their place in the function: ``%24`` in one decoder layer is ``%26`` in the next):
     equal for structurally identical kernels (planning reads none of them)."""
     text = op_of(op).get_asm(use_local_scope=True)   # value names local to the kernel
-    return _NAMES.sub(r'\1""', text[text.index("\n"):])  # without its operands' names
+    text = _NAMES.sub(r'\1""', text[text.index("\n"):])  # without its operands' names
+    names: dict[str, str] = {}
+    return _VALUES.sub(lambda m: names.setdefault(m.group(), f"%v{len(names)}"), text)
 
 
 def _result_keys(kernel, products: dict | None = None) -> list[tuple]:
