@@ -172,7 +172,6 @@ def test_statistics_keys_are_exact():
 
     from fuseflow.explore.evaluate import stats_key
     from fuseflow.explore.stats import TensorStats
-
     from fuseflow.sim.formats import TensorFormat
 
     csr = TensorFormat.csr((2, 3))
