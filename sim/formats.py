@@ -216,11 +216,13 @@ class FiberTree:
     # -- construction -------------------------------------------------------------------------
 
     @classmethod
-    def from_level_coords(cls, fmt: TensorFormat, lcoords, vals) -> "FiberTree":
+    def from_level_coords(cls, fmt: TensorFormat, lcoords, vals,
+                          ordered: bool = False) -> "FiberTree":
         """Builds a tree from entries given as level coordinates (rows) and values.
 
         Entries are sorted; duplicates are summed (float32, in sorted order). Dense levels are
-        filled: absent entries under a stored parent get 0.0.
+        filled: absent entries under a stored parent get 0.0. ``ordered``: the caller
+        guarantees the entries are sorted and distinct (no sort, no copy).
         """
         nlev = len(fmt.levels)
         vals = np.asarray(vals, dtype=np.float32).reshape(-1)
@@ -232,7 +234,7 @@ class FiberTree:
         if bad.any():
             row = int(np.flatnonzero(bad.any(axis=1))[0])
             raise ValueError(f"entry with level coordinates {lc[row].tolist()} outside level sizes {sizes}")
-        if len(vals):
+        if len(vals) and not ordered:
             order = np.lexsort(lc.T[::-1])
             lc, vals = lc[order], vals[order]
             first = np.r_[True, np.any(lc[1:] != lc[:-1], axis=1)]
@@ -284,7 +286,15 @@ class FiberTree:
             raise ValueError(f"array of shape {arr.shape} does not match format shape {fmt.shape}")
         if arr.ndim == 0:
             return cls(fmt, [], [], arr.reshape(1))
+        if all(lv.format == "dense" and lv.kind == "id" for lv in fmt.levels):
+            # every entry stored, in level order: the array transposed, no coordinates
+            perm = [lv.dim for lv in fmt.levels]
+            return cls(fmt, [], [], np.ascontiguousarray(arr.transpose(perm)).reshape(-1))
         idx = np.nonzero(arr)
+        if [lv.dim for lv in fmt.levels] == list(range(arr.ndim)) and all(
+                lv.kind == "id" for lv in fmt.levels):
+            # levels in dimension order: nonzero's row-major entries are already sorted
+            return cls.from_level_coords(fmt, np.stack(idx, axis=1), arr[idx], ordered=True)
         return cls.from_coords(np.stack(idx, axis=1), arr[idx], fmt)
 
     def convert(self, fmt: TensorFormat) -> "FiberTree":
