@@ -143,7 +143,12 @@ def test_decoder_layers_share_analyses_and_plans_with_the_same_costs():
                                     axes=default_axes(2, (1, 2)))
         evaluator.graph = graph
         evaluator.baseline(graph.units)
+        # Layers 0 and 1 first: layer 2's kernels then match theirs by text, unread.
+        evaluator.evaluate([g for g in groups if not _in_layer(g, 2)], graph.units)
+        read = evaluator.read
         evaluator.evaluate(groups, graph.units)
+        if share:
+            assert evaluator.read == read
         found[share] = ({g: [(o.order, o.parallel, o.cost, o.ops, o.bytes_read)
                              for o in evaluator.options(g)] for g in groups},
                         evaluator.analyzed)
@@ -151,8 +156,7 @@ def test_decoder_layers_share_analyses_and_plans_with_the_same_costs():
     assert found[True][0] == found[False][0]
     # Layer 2 reads what layer 1 does (layer 0 reads the model's input): its candidates
     # are not predicted again.
-    layer2 = sum(len(found[True][0][g]) for g in groups
-                 if all(u.startswith("layers.2.") for u in g))
+    layer2 = sum(len(found[True][0][g]) for g in groups if _in_layer(g, 2))
     assert reused[False] == 0 and reused[True] >= layer2 > 0
     lowered = sum(1 for g in groups if found[True][0][g])
     assert found[False][1] == lowered
@@ -160,6 +164,10 @@ def test_decoder_layers_share_analyses_and_plans_with_the_same_costs():
     layer0 = [g for g in groups if all(u.startswith("layers.0.") for u in g)
               and found[True][0][g]]
     assert found[True][1] <= len(layer0) < found[False][1]
+
+
+def _in_layer(group, layer):
+    return all(u.startswith(f"layers.{layer}.") for u in group)
 
 
 def test_statistics_keys_are_exact():
@@ -230,3 +238,40 @@ def test_join_rebuilds_kernels_and_costs_of_each_solution():
         assert sorted(covered) == sorted(u)
         assert [min(graph.position[x] for x in k.group) for k in sol.kernels] == sorted(
             min(graph.position[x] for x in k.group) for k in sol.kernels)
+
+
+_KERNEL = """
+^bb0(%arg4: tensor<4xf32>, %arg5: tensor<4xf32>):
+  %c = arith.constant 2.0 : f32
+  %1 = linalg.generic ins(%arg4 : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %9 = arith.mulf %in, %c : f32
+    linalg.yield %9 : f32
+  } -> tensor<4xf32>
+  %2 = linalg.generic ins(%arg5 : tensor<4xf32>) {
+  ^bb0(%in_0: f32, %out: f32):
+    linalg.yield %in_0 : f32
+  } -> tensor<4xf32>
+  %3 = arith.addf %1, %2 : tensor<4xf32>
+  gpu.yield %3, %1 : tensor<4xf32>, tensor<4xf32>
+}) {name = ""} : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)"""
+
+
+def test_canonical_kernel_text_ignores_op_order_and_value_numbers():
+    """Kernels differing in the order of independent ops and in the printer's value numbers
+    have one canonical text; rewiring an operand or swapping results changes it."""
+    from fuseflow.explore.evaluate import canonical_body
+
+    base = canonical_body(_KERNEL)
+    assert base is not None
+    lines = _KERNEL.split("\n")
+    # The two generics swapped (independent), values renumbered.
+    moved = "\n".join(lines[:3] + lines[8:12] + lines[3:8] + lines[12:])
+    moved = moved.replace("%1", "%7").replace("%2", "%1").replace("%7", "%2")
+    moved = moved.replace("%arg4", "%arg9").replace("%9", "%11")
+    assert moved != _KERNEL and canonical_body(moved) == base
+    assert canonical_body(_KERNEL.replace("ins(%arg4", "ins(%arg5", 1)) != base
+    assert canonical_body(_KERNEL.replace("gpu.yield %3, %1", "gpu.yield %1, %3")) != base
+    assert canonical_body(_KERNEL.replace("%3 = arith.addf %1, %2",
+                                          "%3 = arith.addf %2, %1")) != base
+    assert canonical_body("not a kernel") is None

@@ -186,6 +186,9 @@ class KernelEvaluator:
     reused: int = 0
     """Candidate predictions taken from an isomorphic kernel with the same input statistics
     (``share``), not predicted again."""
+    read: int = 0
+    """Candidate kernels read (:class:`KernelAnalysis`): those whose text (up to the order
+    of their ops and value names) matches no kernel read before."""
     analyzed: int = 0
     """Distinct kernel structures analysed and planned (the rest reuse their plans)."""
     share: bool = True
@@ -387,22 +390,31 @@ class KernelEvaluator:
         """A key of the kernel's structure and its :class:`~fuseflow.explore.axes.
         KernelContext` (its analysis and plans under its ``orders`` best legal orders), read
         and planned once per structure (the kernels of every decoder layer share them).
-        Kernels are the same when their text is, up to names (cheap), or when their
-        expressions and operand and result types are (after reading the kernel: the same
-        ops placed in another order in its body)."""
+        Kernels are the same when their text is, up to the order of their ops and value
+        names (:func:`_structure`, cheap), or when their expressions and operand and result
+        types are (after reading the kernel). A kernel the lowering rejects is rejected
+        again, unread, for the same text."""
         text = _structure(op)
         if self.share and text in self._analyses:
-            return self._analyses[text]
-        analysis = KernelAnalysis.of(op)
-        key = (tuple(str(v.expr) for v in analysis.variants),
-               tuple(str(t) for t in analysis.input_types),
-               tuple(str(t) for t in analysis.result_types))
-        if not self.share or key not in self._analyses:
-            plans = {}
-            for order in legal_orders(analysis, self.orders, ORDER_ATTEMPTS):
-                plans[tuple(order)] = analysis.attempt(order)
-            self._analyses[key] = (key, KernelContext(analysis, plans))
-            self.analyzed += 1
+            known = self._analyses[text]
+            if isinstance(known, LoweringError):
+                raise known
+            return known
+        self.read += 1
+        try:
+            analysis = KernelAnalysis.of(op)
+            key = (tuple(str(v.expr) for v in analysis.variants),
+                   tuple(str(t) for t in analysis.input_types),
+                   tuple(str(t) for t in analysis.result_types))
+            if not self.share or key not in self._analyses:
+                plans = {}
+                for order in legal_orders(analysis, self.orders, ORDER_ATTEMPTS):
+                    plans[tuple(order)] = analysis.attempt(order)
+                self._analyses[key] = (key, KernelContext(analysis, plans))
+                self.analyzed += 1
+        except LoweringError as err:
+            self._analyses[text] = err
+            raise
         self._analyses[text] = self._analyses[key]
         return self._analyses[key]
 
@@ -465,17 +477,97 @@ def _clone(module):
 
 _NAMES = re.compile(r'(name = |fuseflow\.(?:node|group|module) = )"[^"]*"')
 _VALUES = re.compile(r"%[\w$.-]+")
+_DEFS = re.compile(r"  (%[\w$.-]+(?::\d+)?(?:, %[\w$.-]+(?::\d+)?)*) = ")
 
 
 def _structure(op) -> str:
     """A kernel's ops and types without its name and its ops' FX nodes, groups and modules,
-    and with its SSA values renamed in order of first occurrence (the printer numbers them
-    by their place in the function: ``%24`` in one decoder layer is ``%26`` in the next):
-    equal for structurally identical kernels (planning reads none of them)."""
-    text = op_of(op).get_asm(use_local_scope=True)   # value names local to the kernel
+    in a canonical order with canonical value names (:func:`canonical_body`): equal for
+    structurally identical kernels (planning reads none of them), e.g. the same group in
+    two decoder layers, whose ops the partition may place in another order."""
+    text = op_of(op).get_asm(use_local_scope=True)
     text = _NAMES.sub(r'\1""', text[text.index("\n"):])  # without its operands' names
-    names: dict[str, str] = {}
-    return _VALUES.sub(lambda m: names.setdefault(m.group(), f"%v{len(names)}"), text)
+    canonical = canonical_body(text)
+    if canonical is not None:
+        return canonical
+    names: dict[str, str] = {}      # unexpected text: values renamed by first occurrence
+    return "raw" + _VALUES.sub(lambda m: names.setdefault(m.group(), f"%v{len(names)}"), text)
+
+
+def canonical_body(text: str) -> str | None:
+    """A serialization of a kernel's body (its printed text from its entry block on)
+    independent of the order of its ops and of the printer's value numbers: the entry
+    block's arguments by position, then the top-level ops in a canonical topological order
+    (of the ops whose operands are placed, the one whose text is least), each naming its
+    operands by the position of their op (``%s3``, ``%s3#1``) and its own region's values
+    by first occurrence. It is a serialization of the kernel (its ops and their operands),
+    so equal texts are equal kernels up to the order of independent ops; isomorphic kernels
+    may still differ on a tie between equal texts (a miss, not a wrong match). None: text
+    not of the expected shape."""
+    lines = text.split("\n")
+    if len(lines) < 3 or lines[0] or not lines[1].startswith("^bb0(") \
+            or not lines[-1].startswith("})"):
+        return None
+    head, tail = lines[1], lines[-1]
+    args = {name: f"%a{i}" for i, name in enumerate(_VALUES.findall(head))}
+    blocks: list[list[str]] = []
+    for line in lines[2:-1]:
+        if line.startswith("  ") and line[2:3] not in (" ", "}", "^", ""):
+            blocks.append([line])
+        elif blocks:
+            blocks[-1].append(line)
+        else:
+            return None
+    defs: dict[str, int] = {}
+    ops: list[tuple[str, list[str]]] = []
+    for index, block in enumerate(blocks):
+        m = _DEFS.match(block[0])
+        own = [d.split(":")[0] for d in m.group(1).split(", ")] if m else []
+        for d in own:
+            if d in defs or d in args:
+                return None
+            defs[d] = index
+        ops.append(("\n".join(block), own))
+    users: dict[int, list[int]] = {}
+    waiting = []
+    for index, (body, own) in enumerate(ops):
+        deps = {defs[t] for t in _VALUES.findall(body) if t in defs and t not in own}
+        waiting.append(len(deps))
+        for d in deps:
+            users.setdefault(d, []).append(index)
+    placed: dict[int, int] = {}
+
+    def render(index: int) -> str:
+        body, own = ops[index]
+        mine = {d: f"%r{k}" for k, d in enumerate(own)}
+        local: dict[str, str] = {}
+
+        def name(m):
+            t = m.group()
+            if t in mine:
+                return mine[t]
+            if t in args:
+                return args[t]
+            if t in defs:
+                return f"%s{placed[defs[t]]}"
+            return local.setdefault(t, f"%l{len(local)}")
+
+        return _VALUES.sub(name, body)
+
+    ready = {i: render(i) for i, n in enumerate(waiting) if n == 0}
+    out = [_VALUES.sub(lambda m: args[m.group()], head)]
+    while ready:
+        best = min(ready, key=ready.__getitem__)
+        out.append(ready.pop(best))
+        placed[best] = len(placed)
+        for user in users.get(best, ()):
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                ready[user] = render(user)
+    if len(placed) != len(ops):
+        return None
+    out.append(tail)
+    return "\n".join(out)
 
 
 def _result_keys(kernel, products: dict | None = None) -> list[tuple]:
