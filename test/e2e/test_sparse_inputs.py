@@ -50,7 +50,7 @@ def test_untraceable_sparse_inputs_are_traced_dense_and_declared(name, caplog):
     if declared is None:
         assert not lines
     else:
-        assert lines and "input 'a' (torch.sparse_" in lines[0]
+        assert lines and "input 'x' (torch.sparse_" in lines[0]
         assert lines[0].endswith(f"traced dense and declared '{declared}'")
     expected = model(*[t.to_dense() if t.layout != torch.strided else t for t in inputs])
     for engine in ("fast", "reference"):
