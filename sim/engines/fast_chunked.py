@@ -232,18 +232,41 @@ _EMPTY = Stream(np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(0, np.int3
 _NO_STAMPS = np.zeros(0, np.int32)
 
 
+def _drain_concat(parts: list, dtype) -> np.ndarray:
+    """``np.concatenate(parts)`` cast to ``dtype``, dropping each part from ``parts`` once it is
+    copied (a part nothing else holds is freed before the next is copied)."""
+    total = sum(len(p) for p in parts)
+    out = np.empty((total,) + parts[0].shape[1:], dtype=dtype)
+    at = 0
+    for i in range(len(parts)):
+        part, parts[i] = parts[i], None
+        out[at:at + len(part)] = part
+        at += len(part)
+        del part
+    return out
+
+
 def _joined_sink(sinks: list):
     """A writer's sink from the sinks of its pieces (streams without stamps and arrays, or
-    token lists); a level writer's stream gets stamps 0 (untouched zero pages: no memory)."""
+    token lists); a level writer's stream gets stamps 0 (untouched zero pages: no memory).
+
+    Empties ``sinks``: each piece is let go as soon as it is copied, so joining a result takes
+    about its own size once more, not twice.
+    """
     if all(isinstance(s, Stream) for s in sinks):
         if not sinks:
             return _EMPTY
         typed = [s.data.dtype for s in sinks if np.any(s.code == DATA)] or [sinks[0].data.dtype]
         code = np.concatenate([s.code for s in sinks])
-        data = np.concatenate([s.data.astype(np.result_type(*typed), copy=False) for s in sinks])
-        return Stream(code, data, np.zeros(len(code), np.int32))
+        parts = [s.data for s in sinks]
+        sinks.clear()
+        return Stream(code, _drain_concat(parts, np.result_type(*typed)), np.zeros(len(code), np.int32))
     if all(isinstance(s, np.ndarray) for s in sinks):
-        return np.concatenate(sinks) if sinks else np.zeros(0, np.float32)
+        if not sinks:
+            return np.zeros(0, np.float32)
+        parts = list(sinks)
+        sinks.clear()
+        return _drain_concat(parts, np.result_type(*parts))
     out: list = []
     for s in sinks:
         out.extend(s.tokens() if isinstance(s, Stream) else list(s))
