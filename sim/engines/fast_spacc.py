@@ -13,23 +13,12 @@ import numpy as np
 from fuseflow.sim.blocks.spacc import flush_tokens
 from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE,
-    DATA,
-    DONE_CODE,
-    REPEAT_CODE,
-    TIME_DTYPE,
-    Stream,
-    absent_as_zero,
-    arrival_max,
-    coordinate_dtype,
-    ends_with_done,
-    finish,
-    follow_stamps,
-    from_tokens,
-    step_stamps,
+    CODE_DTYPE, DATA, DONE_CODE, REPEAT_CODE, TIME_DTYPE, Stream, absent_as_zero, arrival_max, coordinate_dtype,
+    ends_with_done, finish, follow_stamps, from_tokens, step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.tokens import DONE
+
 
 CHUNK = 1 << 20
 """Tokens per slice when keying an order-1 accumulator's pairs (small temporaries, reused)."""

@@ -125,7 +125,7 @@ class Stream:
 
 def absent_as_zero(s: Stream) -> Stream:
     """``s`` with its ``N`` tokens read as the value 0.0: a reducer or an accumulator reads an
-    absent entry (an array's ``N``, which only the ALU's products and quotients treat apart) as
+    absent entry (an array's ``N``, which only the ALU's products treat apart) as
     a data token holding 0.0, step included."""
     empty = s.code == EMPTY_CODE
     if not np.count_nonzero(empty):

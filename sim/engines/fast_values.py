@@ -12,30 +12,11 @@ import numpy as np
 
 from fuseflow.dialects.tiles import TileSpec
 from fuseflow.sim.blocks import tiles
-from fuseflow.sim.blocks.alu import (
-    ABSENT_ANNIHILATES,
-    ALU_OPS,
-    BINARY,
-    SCALAR,
-    SCALAR_BINARY,
-    UNARY,
-)
+from fuseflow.sim.blocks.alu import ABSENT_ANNIHILATES, ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNARY
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE,
-    DATA,
-    DONE_CODE,
-    EMPTY_CODE,
-    REPEAT_CODE,
-    TIME_DTYPE,
-    Stream,
-    absent_as_zero,
-    copy_of,
-    ends_with_done,
-    finish,
-    follow_stamps,
-    joint_gap,
-    step_stamps,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, absent_as_zero, copy_of, ends_with_done,
+    finish, follow_stamps, joint_gap, step_stamps,
 )
 
 f32 = np.float32
