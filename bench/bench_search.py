@@ -42,7 +42,8 @@ def measure(layers: int, orders: int, max_units: int, lanes=(1,)) -> dict:
     best = result.best
     return {"layers": layers, "units": len(graph), "groups": result.groups,
             "candidates": result.candidates, "space": result.space,
-            "batches": evaluator.batches, "analyzed": evaluator.analyzed, "cuts": result.states,
+            "batches": evaluator.batches, "analyzed": evaluator.analyzed,
+            "read": evaluator.read, "reused": evaluator.reused, "cuts": result.states,
             "partial_solutions": result.labels, "front": len(result.front),
             "import_seconds": imported, "search_seconds": result.seconds,
             "search_cpu_seconds": result.cpu_seconds,
