@@ -45,10 +45,15 @@ TIMING = {
     "sim_seconds": "compiled.simulate(*inputs, engine='fast'): the model's inputs as torch "
                    "tensors to simulator counters and outputs; best of --repeats calls (1 "
                    "when a call would exceed a third of --sim-budget)",
-    "predict_seconds": "CostModel.predict(*measured): every kernel's totals (cycles, tokens, "
-                       "operations, bytes) and its results' statistics, from the inputs' "
-                       "statistics; best of --repeats samples, each the mean of enough calls "
-                       "to last 20 ms",
+    "predict_seconds": "CostModel.predict(*measured, reuse=False): every kernel's totals "
+                       "(cycles, tokens, operations, bytes) and its results' statistics, "
+                       "computed from the inputs' statistics; best of --repeats samples, each "
+                       "the mean of enough calls to last 20 ms",
+    "repeat_predict_seconds": "CostModel.predict(*measured) repeated on the same Measured "
+                              "inputs: every kernel's prediction is reused (its input "
+                              "statistics are the previous call's objects), nothing is "
+                              "computed; what an exploration pays to ask again, not the cost "
+                              "of predicting",
     "excluded_from_predict_seconds": "CostModel(compiled) (reads the module and loads each "
                                      "sam.graph: load_seconds), measuring each input's "
                                      "statistics once per format (first_predict_seconds, a "
@@ -56,8 +61,9 @@ TIMING = {
                                      "block costs and input formats (after COMPILE_AFTER "
                                      "walks: warmup_seconds), and per-block predictions "
                                      "(rebuilt by the reference walk when read)",
-    "reference_predict_seconds": "the same predict through the reference walk (every "
-                                 "block's rule on Level objects), one call",
+    "reference_predict_seconds": "CostModel.predict(*measured, reference=True): the "
+                                 "reference walk (every block's rule on Level objects), one "
+                                 "call",
     "speedup": "sim_seconds / predict_seconds",
 }
 
@@ -94,7 +100,7 @@ def _per_call(fn, repeats: int, floor: float = 0.02):
 
 def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> dict:
     """One configuration: errors per metric (model and per kernel) and timings."""
-    from fuseflow.explore import CostModel, Measured, costmodel
+    from fuseflow.explore import CostModel, Measured
     from fuseflow.explore.kernel import COMPILE_AFTER
 
     start = _clock()
@@ -108,16 +114,13 @@ def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> d
     for _ in range(COMPILE_AFTER):          # the kernels are compiled on the last call
         model.predict(*measured)
     warmup_seconds = _clock() - start
-    predict_seconds, pred = _per_call(lambda: model.predict(*measured), repeats)
-    fast = costmodel.predict_graph
-    costmodel.predict_graph = lambda *a, **k: fast(*a, reference=True, **k)
-    try:
-        reference_seconds, _ = _per_call(lambda: model.predict(*measured), 1, floor=0.0)
-    finally:
-        costmodel.predict_graph = fast
+    predict_seconds, pred = _per_call(lambda: model.predict(*measured, reuse=False), repeats)
+    repeat_seconds, _ = _per_call(lambda: model.predict(*measured), repeats)
+    reference_seconds, _ = _per_call(lambda: model.predict(*measured, reference=True), 1,
+                                     floor=0.0)
     row = {"case": name, "kernels": len(pred.kernels), "load_seconds": load_seconds,
            "first_predict_seconds": first_seconds, "warmup_seconds": warmup_seconds,
-           "predict_seconds": predict_seconds,
+           "predict_seconds": predict_seconds, "repeat_predict_seconds": repeat_seconds,
            "reference_predict_seconds": reference_seconds,
            "predicted": {m: _total(pred.kernels, m, predicted=True) for m in METRICS}}
     if not simulate:

@@ -249,7 +249,6 @@ def test_accumulator_draws_coordinates_without_replacement(monkeypatch):
 def _both_paths(compiled, inputs):
     """The model's predictions by the compiled path and by the reference walk."""
     from fuseflow.explore import CostModel, Measured
-    from fuseflow.explore import costmodel as cm
     from fuseflow.explore.kernel import COMPILE_AFTER
 
     model = CostModel(compiled)
@@ -258,20 +257,13 @@ def _both_paths(compiled, inputs):
         walked = model.predict(*measured)
         assert all(k._totals is None for k in walked.kernels)
     fast = model.predict(*measured)
-    reference = cm.predict_graph
-
-    def walk(*args, **kwargs):
-        return reference(*args, reference=True, **kwargs)
-
-    cm.predict_graph = walk
-    try:
-        slow = model.predict(*measured)
-    finally:
-        cm.predict_graph = reference
-    return fast, slow
+    assert model.predict(*measured) is not fast     # a new Prediction of reused kernels
+    return fast, model.predict(*measured, reference=True)
 
 
 def _assert_same(fast, slow):
+    """The compiled path computes the reference walk's numbers (to the last bits: it adds
+    some totals in another order)."""
     assert len(fast.kernels) == len(slow.kernels)
     for kf, ks in zip(fast.kernels, slow.kernels):
         assert kf._totals is not None, f"{kf.name} was not compiled"
@@ -317,17 +309,49 @@ def test_compiled_prediction_equals_the_reference_walk_on_the_applications(app):
 @pytest.mark.parametrize("name", ["spmv", "spgemm", "add", "spmm_coo"])
 def test_compiled_prediction_equals_the_reference_walk_on_the_density_model(name):
     from fuseflow.explore import CostModel
-    from fuseflow.explore import costmodel as cm
     from fuseflow.explore.kernel import COMPILE_AFTER
 
     kernel, compiled = _compile(name)
     model = CostModel(compiled)
     for _ in range(COMPILE_AFTER + 1):
         fast = model.predict(Density(0.3), Density(0.6))
-    reference = cm.predict_graph
-    cm.predict_graph = lambda *a, **k: reference(*a, reference=True, **k)
-    try:
-        slow = model.predict(Density(0.3), Density(0.6))
-    finally:
-        cm.predict_graph = reference
-    _assert_same(fast, slow)
+    _assert_same(fast, model.predict(Density(0.3), Density(0.6), reference=True))
+
+
+def test_a_repeated_prediction_reuses_the_kernels_whose_input_statistics_are_unchanged():
+    from fuseflow.apps import APPLICATIONS
+    from fuseflow.explore import CostModel, Measured
+    from fuseflow.explore.kernel import COMPILE_AFTER
+
+    app = APPLICATIONS["graphsage"]
+    model, inputs = app.build("tiny")
+    plan = app.plan(model)
+    compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion="unfused"), plan=plan)
+    cost = CostModel(compiled)
+    measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
+    for _ in range(COMPILE_AFTER + 1):
+        first = cost.predict(*measured)
+    again = cost.predict(*measured)
+    assert all(a is b for a, b in zip(again.kernels, first.kernels))
+    computed = cost.predict(*measured, reuse=False)
+    assert all(a is not b for a, b in zip(computed.kernels, first.kernels))
+    assert [k.summary() for k in computed.kernels] == [k.summary() for k in first.kernels]
+    # A new object for one input (the same data): the kernels reading it, directly or
+    # through results, are predicted again (to the same numbers); the others are reused.
+    changed = list(measured)
+    changed[0] = Measured(measured[0].tree)
+    partly = cost.predict(*changed)
+    fresh = [a is not b for a, b in zip(partly.kernels, computed.kernels)]
+    assert any(fresh) and not all(fresh)
+    assert [k.summary() for k in partly.kernels] == [k.summary() for k in first.kernels]
+    for kernel, previous, new in zip(partly.kernels, computed.kernels, fresh):
+        assert new == any(a is not b for a, b in zip(kernel.inputs, previous.inputs))
+
+
+def test_compiled_scratch_starts_every_counter_at_zero():
+    from fuseflow.explore.compiled import _Scratch
+    from fuseflow.explore.prediction import COUNTERS
+
+    scratch = _Scratch()
+    assert (scratch.steps, scratch.burst) == (0.0, 1.0)
+    assert all(getattr(scratch, c) == 0.0 for c in COUNTERS)

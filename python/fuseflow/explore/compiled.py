@@ -186,15 +186,12 @@ class _Code:
 
 
 class _Scratch:
-    """Stands in for a BlockPrediction when a reference rule runs inside compiled code."""
+    """Stands in for a BlockPrediction when a reference rule runs inside compiled code (the
+    class attributes are its initial counters: nothing to set per instance)."""
 
-    __slots__ = ("steps", "burst") + COUNTERS
-
-    def __init__(self):
-        self.steps = 0.0
-        self.burst = 1.0
-        for c in COUNTERS:
-            setattr(self, c, 0.0)
+    steps = 0.0
+    burst = 1.0
+    ops = crd_reads = ref_reads = val_reads = crd_writes = ref_writes = val_writes = 0.0
 
 
 class CompiledKernel:

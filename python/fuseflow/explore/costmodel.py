@@ -15,14 +15,21 @@ another format).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 
-from fuseflow.explore.kernel import cost_table, predict_graph, topological
+from fuseflow.explore.kernel import (
+    cost_table,
+    predict_graph,
+    ready_program,
+    run_compiled,
+    topological,
+)
 from fuseflow.explore.prediction import Prediction
-from fuseflow.explore.stats import TensorStats
+from fuseflow.explore.stats import DensityModel, TensorStats
 from fuseflow.layout import LAYOUT_OPS, apply
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.formats import FiberTree, TensorFormat
@@ -100,6 +107,11 @@ class CostModel:
     """The cost model of one compiled model; reads its module once, predicts many times.
 
     Reuse :class:`Measured` inputs across calls to measure each input's statistics once.
+    A compiled kernel whose input statistics are the very objects of the previous call
+    (statistics are immutable) is not predicted again: its prediction is reused
+    (``reuse=False`` predicts every kernel). With the same :class:`Measured` inputs, a
+    repeated call reuses every kernel; with one input changed, the kernels that do not
+    depend on it.
     """
 
     def __init__(self, compiled, arch: Arch | None = None):
@@ -132,22 +144,28 @@ class CostModel:
                 graph = load_graph(op)
                 graph.outputs = [intern(f) for f in graph.outputs]
                 args = [read(v, op) for v in op.operands]
+                # The last field holds the kernel's compiled program once it exists: the
+                # inputs' formats equal the graph's, so it is the same at every prediction.
                 self._steps.append(("graph", graph, topological(graph),
                                     [intern(f) for f in input_formats(op)], args,
-                                    _results(op, slot)))
+                                    _results(op, slot), [None], [None, None]))
             elif op.name in LAYOUT_OPS:
                 args = [read(list(op.operands)[0], op)]
-                self._steps.append(("layout", op, intern(tensor_format(op.results[0].type)),
-                                    args, _results(op, slot)))
+                fmt = intern(tensor_format(op.results[0].type))
+                self._steps.append(("layout", op, (fmt, DensityModel(fmt)), args,
+                                    _results(op, slot), [None, None]))
             elif op.name not in ("func.return", "tensor.empty", "arith.constant"):
                 raise CostModelError(f"{op.location}: op '{op.name}' outside a sam.graph; the "
                                      "cost model needs a module lowered with fuseflow-to-dataflow")
         self._slots = len(slot)
         self._arguments = len(entry.arguments)
 
-    def predict(self, *inputs) -> Prediction:
+    def predict(self, *inputs, reuse: bool = True, reference: bool = False) -> Prediction:
         """Predicts every kernel of the model on ``inputs`` (the forward's inputs; parameters
-        come from the compiled model)."""
+        come from the compiled model). ``reuse``: take a kernel's prediction from the
+        previous call when its input statistics are the same objects (see the class doc);
+        ``reference``: predict every kernel by the reference walk (nothing reused,
+        nothing compiled)."""
         values = [source(v) for v in inputs] + self.params
         if len(values) != self._arguments:
             raise CostModelError(f"expected {self._arguments - len(self.params)} inputs, "
@@ -156,15 +174,33 @@ class CostModel:
         kernels = []
         for step in self._steps:
             if step[0] == "graph":
-                _, graph, order, formats, args, results = step
+                _, graph, order, formats, args, results, program, last = step
                 stats = [env[a].stats(fmt) for a, fmt in zip(args, formats)]
-                kernel = predict_graph(graph, stats, order=order, costs=self._costs)
+                if reference:
+                    kernel = predict_graph(graph, stats, order=order, costs=self._costs,
+                                           reference=True)
+                elif program[0] is not None:
+                    if reuse and last[0] is not None and all(map(operator.is_, stats, last[0])):
+                        kernel = last[1]
+                    else:
+                        kernel = run_compiled(program[0], graph, stats, order, self._costs)
+                    last[0], last[1] = stats, kernel
+                else:       # walked until compiled (kernel.COMPILE_AFTER counts the walks)
+                    kernel = predict_graph(graph, stats, order=order, costs=self._costs)
+                    if kernel._totals is not None:
+                        program[0] = ready_program(graph, self._costs, stats)
+                        last[0], last[1] = stats, kernel
                 kernels.append(kernel)
                 for r, out in zip(results, kernel.outputs):
                     env[r] = _Estimated(out)
             else:
-                _, op, fmt, (a,), (r,) = step
-                env[r] = layout_stats(op, fmt, env[a])
+                _, op, (fmt, model), (a,), (r,), last = step
+                src = env[a]
+                # An estimated source is a new wrapper per call: its statistics decide.
+                key = src.known if isinstance(src, _Estimated) else src
+                if not (reuse and not reference and last[0] is key):
+                    last[0], last[1] = key, layout_stats(op, fmt, src, model)
+                env[r] = last[1]
         return Prediction(kernels)
 
 
@@ -183,13 +219,15 @@ def predict(compiled, *inputs, arch: Arch | None = None) -> Prediction:
     return CostModel(compiled, arch).predict(*inputs)
 
 
-def layout_stats(op, fmt: TensorFormat, src):
+def layout_stats(op, fmt: TensorFormat, src, model: DensityModel | None = None):
     """A host layout op on known data (memoized per source), or on statistics (density
-    preserved)."""
+    preserved; ``model``: :class:`DensityModel` of ``fmt``, to predict many times)."""
     if isinstance(src, Measured):
         if op not in src.derived:
             src.derived[op] = Measured(apply(op, src.tree))
         return src.derived[op]
     if isinstance(src, Density):
         return src
-    return _Estimated(TensorStats.from_density(fmt, min(src.known.density, 1.0)))
+    density = min(src.known.density, 1.0)
+    return _Estimated(model(density) if model is not None
+                      else TensorStats.from_density(fmt, density))

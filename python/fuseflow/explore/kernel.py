@@ -75,13 +75,18 @@ def predict_graph(graph: BlockGraph, inputs: list[TensorStats], arch: Arch | Non
     if not reference:
         program = compiled_program(graph, costs, inputs, order)
         if program is not None:
-            values = program.run(inputs)
-            totals = dict(zip(_TOTALS, values))
-            return KernelPrediction(
-                graph.name, None, list(inputs), values[-1], totals=totals,
-                detail=lambda: predict_graph(graph, inputs, order=order, costs=costs,
-                                             reference=True))
+            return run_compiled(program, graph, list(inputs), order, costs)
     return _reference(graph, inputs, order or topological(graph), costs)
+
+
+def run_compiled(program: CompiledKernel, graph: BlockGraph, inputs: list[TensorStats],
+                 order: list[Block] | None, costs: dict) -> KernelPrediction:
+    """The prediction of ``program`` (:func:`compiled_program` of ``graph``) on ``inputs``
+    (kept by the prediction: pass a list the caller does not change)."""
+    values = program.run(inputs)
+    return KernelPrediction(
+        graph.name, None, inputs, values[-1], totals=dict(zip(_TOTALS, values)),
+        detail=lambda: predict_graph(graph, inputs, order=order, costs=costs, reference=True))
 
 
 COMPILE_AFTER = 2
@@ -96,14 +101,7 @@ def compiled_program(graph: BlockGraph, costs: dict, inputs: list[TensorStats],
     """The :class:`~.compiled.CompiledKernel` of ``graph`` under ``costs`` for the formats of
     ``inputs`` (compiled after :data:`COMPILE_AFTER` walks and kept on the graph), or None
     (walk it: not yet, or the compiler does not handle the graph)."""
-    entries = graph.__dict__.setdefault("_cost_programs", [])
-    for entry in entries:
-        kept_costs, formats, walks, program = entry
-        if kept_costs is costs and _same_formats(formats, inputs):
-            break
-    else:
-        entry = [costs, [s.fmt for s in inputs], 0, None]
-        entries.append(entry)
+    entry = _entry(graph, costs, inputs)
     if entry[3] is not None:
         return entry[3] or None                   # False: the compiler does not handle it
     if entry[2] < COMPILE_AFTER:
@@ -114,6 +112,24 @@ def compiled_program(graph: BlockGraph, costs: dict, inputs: list[TensorStats],
     except Unsupported:
         entry[3] = False
     return entry[3] or None
+
+
+def ready_program(graph: BlockGraph, costs: dict, inputs: list[TensorStats]):
+    """The :class:`~.compiled.CompiledKernel` of ``graph`` for ``costs`` and the formats of
+    ``inputs`` if it is already compiled, else None (no walk is counted)."""
+    return _entry(graph, costs, inputs)[3] or None
+
+
+def _entry(graph: BlockGraph, costs: dict, inputs: list[TensorStats]) -> list:
+    """``[costs, formats, walks, program]`` of ``graph`` for ``costs`` and the formats of
+    ``inputs`` (program None: not compiled yet; False: the compiler does not handle it)."""
+    entries = graph.__dict__.setdefault("_cost_programs", [])
+    for entry in entries:
+        if entry[0] is costs and _same_formats(entry[1], inputs):
+            return entry
+    entry = [costs, [s.fmt for s in inputs], 0, None]
+    entries.append(entry)
+    return entry
 
 
 def _same_formats(formats: list, inputs: list[TensorStats]) -> bool:

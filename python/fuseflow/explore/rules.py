@@ -246,6 +246,8 @@ def _spacc(block, ins, ctx, out):
 SIZE_BINS = 64
 """Fiber sizes an accumulator's keys are averaged over (more distinct sizes are binned)."""
 
+_BIN_EDGES = np.linspace(0.0, 1.0, SIZE_BINS + 1)[1:-1]
+
 
 def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
     """``(weights, sizes)`` of the fibers an accumulator merges: their measured sizes when the
@@ -263,8 +265,7 @@ def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
             grouped, unique = grouped[keep], unique[keep]
             if len(unique) > SIZE_BINS:
                 # Sizes in bins of about equal weight, each at its mean size.
-                edges = np.searchsorted(np.cumsum(grouped) / grouped.sum(),
-                                        np.linspace(0.0, 1.0, SIZE_BINS + 1)[1:-1])
+                edges = np.searchsorted(np.cumsum(grouped) / grouped.sum(), _BIN_EDGES)
                 bin_of = np.searchsorted(edges, np.arange(len(unique)), side="right")
                 total = np.bincount(bin_of, weights=grouped, minlength=SIZE_BINS)
                 mass = np.bincount(bin_of, weights=grouped * unique, minlength=SIZE_BINS)

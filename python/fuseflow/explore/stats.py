@@ -110,23 +110,7 @@ class TensorStats:
         every child of its parent's references. Fibers of level ``l`` are the references of
         level ``l - 1``; the nonempty ones are the nonempty prefixes of level ``l - 1``.
         """
-        if not 0.0 <= density <= 1.0:
-            raise ValueError(f"density must be in [0, 1], got {density}")
-        sizes = fmt.level_sizes()
-        numel = math.prod(fmt.shape)
-        levels = []
-        refs, prefixes, nonempty_parent = 1.0, 1, _nonempty(density, numel)
-        for spec, size in zip(fmt.levels, sizes):
-            prefixes *= size
-            below = numel // prefixes if prefixes else 0
-            nonempty = prefixes * _nonempty(density, below)
-            items = refs * size if spec.format == "dense" else nonempty
-            dense = spec.format == "dense" or size == 0
-            empty = 0.0 if dense else max(refs - nonempty_parent, 0.0)
-            levels.append(LevelStats(refs, items, empty, size))
-            refs, nonempty_parent = items, nonempty
-        values = refs if fmt.levels else 1.0
-        return cls(fmt, tuple(levels), values, density * numel)
+        return DensityModel(fmt)(density)
 
     def convert(self, fmt: TensorFormat) -> "TensorStats":
         """The statistics of the same tensor stored in ``fmt``: unchanged for the same format,
@@ -135,6 +119,40 @@ class TensorStats:
             return self
         numel = math.prod(fmt.shape)
         return TensorStats.from_density(fmt, min(self.nonzeros / numel, 1.0) if numel else 0.0)
+
+
+class DensityModel:
+    """:meth:`TensorStats.from_density` for one format: what depends on the format alone
+    (level sizes, prefix counts) is computed once, so predicting many densities (a host
+    layout op between kernels, at every prediction) only does the per-density arithmetic."""
+
+    __slots__ = ("fmt", "_numel", "_plan", "_bare")
+
+    def __init__(self, fmt: TensorFormat):
+        self.fmt = fmt
+        self._numel = math.prod(fmt.shape)
+        self._plan = []
+        prefixes = 1
+        for spec, size in zip(fmt.levels, fmt.level_sizes()):
+            prefixes *= size
+            below = self._numel // prefixes if prefixes else 0
+            self._plan.append((prefixes, below, size, spec.format == "dense",
+                               spec.format == "dense" or size == 0))
+        self._bare = not fmt.levels
+
+    def __call__(self, density: float) -> "TensorStats":
+        if not 0.0 <= density <= 1.0:
+            raise ValueError(f"density must be in [0, 1], got {density}")
+        levels = []
+        refs, nonempty_parent = 1.0, _nonempty(density, self._numel)
+        for prefixes, below, size, dense_level, dense in self._plan:
+            nonempty = prefixes * _nonempty(density, below)
+            items = refs * size if dense_level else nonempty
+            empty = 0.0 if dense else max(refs - nonempty_parent, 0.0)
+            levels.append(LevelStats(refs, items, empty, size))
+            refs, nonempty_parent = items, nonempty
+        values = 1.0 if self._bare else refs
+        return TensorStats(self.fmt, tuple(levels), values, density * self._numel)
 
 
 def _nonempty(density: float, entries: int) -> float:
