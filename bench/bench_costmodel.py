@@ -10,9 +10,13 @@ call of the reference walk). What is timed and what is not is written to the JSO
 (``timing``). Reports per
 configuration and per kernel the relative error of operations, bytes read and written,
 tokens and cycles, their distribution, the Spearman rank correlation of predicted and
-simulated cycles over all configurations, and the speed ratio. Cases whose simulation would
-exceed ``--sim-budget`` seconds (estimated from the predicted tokens and the fast engine's
-rate so far) are predicted only. Prints a table and writes JSON.
+simulated cycles over all configurations, and the speed ratio at three reference points:
+against the fast engine (``speedup``), against the cycle-level reference engine
+(``reference_speedup``, where one reference simulation is estimated to take under
+``--reference-budget`` seconds) and, for a repeated prediction that reuses every kernel,
+against the fast engine (``repeat_speedup``). Cases whose simulation would exceed
+``--sim-budget`` seconds (estimated from the predicted tokens and the fast engine's rate so
+far) are predicted only. Prints a table and writes JSON.
 
     python bench/bench_costmodel.py                         # JSON to bench/results/costmodel.json
     python bench/bench_costmodel.py --presets tiny --apps gcn sae --no-kernels
@@ -31,6 +35,9 @@ DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "costmodel.json"
 METRICS = ("ops", "bytes_read", "bytes_written", "tokens", "cycles")
 KERNEL_SPARSITY = 0.7
 KERNEL_SCALE = 8
+REFERENCE_SLOWDOWN = 100.0
+"""The reference engine's time over the fast engine's assumed before one is measured (the
+simulator's documentation says about 100x)."""
 
 
 def _clock() -> float:
@@ -64,7 +71,16 @@ TIMING = {
     "reference_predict_seconds": "CostModel.predict(*measured, reference=True): the "
                                  "reference walk (every block's rule on Level objects), one "
                                  "call",
-    "speedup": "sim_seconds / predict_seconds",
+    "reference_sim_seconds": "compiled.simulate(*inputs, engine='reference'): the "
+                             "cycle-by-cycle specification engine (the same counters), one "
+                             "call; None where it was estimated (sim_seconds times the "
+                             "largest reference/fast ratio measured so far) to exceed "
+                             "--reference-budget",
+    "speedup": "sim_seconds / predict_seconds (the fast engine against computing every "
+               "kernel)",
+    "reference_speedup": "reference_sim_seconds / predict_seconds",
+    "repeat_speedup": "sim_seconds / repeat_predict_seconds (the fast engine against a "
+                      "repeated prediction reusing every kernel: a lookup, not a prediction)",
 }
 
 
@@ -98,8 +114,11 @@ def _per_call(fn, repeats: int, floor: float = 0.02):
     return best, value
 
 
-def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> dict:
-    """One configuration: errors per metric (model and per kernel) and timings."""
+def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool,
+                 reference_budget: float = 0.0, slowdown: float = REFERENCE_SLOWDOWN) -> dict:
+    """One configuration: errors per metric (model and per kernel) and timings; also one
+    simulation by the reference engine when the fast engine's time times ``slowdown`` is
+    within ``reference_budget`` seconds."""
     from fuseflow.explore import CostModel, Measured
     from fuseflow.explore.kernel import COMPILE_AFTER
 
@@ -128,6 +147,12 @@ def measure_case(name: str, compiled, inputs, repeats: int, simulate: bool) -> d
     sim_seconds, sim = _best(lambda: compiled.simulate(*inputs, engine="fast"), repeats)
     row["sim_seconds"] = sim_seconds
     row["speedup"] = sim_seconds / predict_seconds
+    row["repeat_speedup"] = sim_seconds / repeat_seconds
+    row["reference_sim_seconds"] = row["reference_speedup"] = None
+    if sim_seconds * slowdown <= reference_budget:
+        ref_seconds, _ = _best(lambda: compiled.simulate(*inputs, engine="reference"), 1)
+        row["reference_sim_seconds"] = ref_seconds
+        row["reference_speedup"] = ref_seconds / predict_seconds
     row["simulated"] = {m: _total(sim.run.kernels, m, predicted=False) for m in METRICS}
     row["error"] = {m: _error(row["predicted"][m], row["simulated"][m]) for m in METRICS}
     row["kernel_errors"] = [
@@ -199,8 +224,12 @@ def summarize(rows: list[dict]) -> dict:
                   "kernels": len(kerrs)}
     out["spearman_cycles"] = spearman([r["predicted"]["cycles"] for r in compared],
                                       [r["simulated"]["cycles"] for r in compared])
-    speed = sorted(r["speedup"] for r in compared)
-    out["speedup"] = {"min": speed[0], "median": statistics.median(speed), "max": speed[-1]}
+    for key in ("speedup", "reference_speedup", "repeat_speedup"):
+        speed = sorted(r[key] for r in compared if r.get(key) is not None)
+        if speed:
+            out[key] = {"cases": len(speed), "min": speed[0],
+                        "median": statistics.median(speed), "max": speed[-1],
+                        "at_least_1000x": sum(x >= 1000.0 for x in speed)}
     # Prediction reads per-level statistics, not the data: its time does not grow with the
     # non-zeros, a simulation's does. The ratio by how long the simulation takes:
     out["speedup_by_sim_seconds"] = {}
@@ -225,11 +254,15 @@ def main(argv=None) -> dict:
     parser.add_argument("--sim-budget", type=float, default=120.0,
                         help="seconds a simulation may take (estimated); longer cases are "
                         "predicted only")
+    parser.add_argument("--reference-budget", type=float, default=20.0,
+                        help="seconds one reference-engine simulation may take (estimated); "
+                        "longer cases get reference_sim_seconds None")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
 
     rows, rate, most = [], None, 0.0   # rate: simulated tokens per second so far
+    slowdown = REFERENCE_SLOWDOWN      # the largest reference / fast time so far
     cases = [] if args.no_kernels else [kernel_cases(args.kernel_scales)]
     cases.insert(0, application_cases(args.apps, args.presets))
     for source in cases:
@@ -238,7 +271,10 @@ def main(argv=None) -> dict:
             estimate = probe["predicted"]["tokens"] / rate if rate else 0.0
             simulate = estimate <= args.sim_budget
             repeats = args.repeats if estimate * args.repeats <= args.sim_budget else 1
-            row = measure_case(name, compiled, inputs, repeats if simulate else 1, simulate)
+            row = measure_case(name, compiled, inputs, repeats if simulate else 1, simulate,
+                               args.reference_budget, slowdown)
+            if row.get("reference_sim_seconds") is not None:
+                slowdown = max(slowdown, row["reference_sim_seconds"] / row["sim_seconds"])
             if simulate and row["simulated"]["tokens"] > most:
                 # The rate of the largest case so far: small cases are dominated by fixed
                 # costs and would make every large one look over budget.
@@ -264,7 +300,8 @@ def _print_row(row: dict) -> None:
     print(f"{row['case']:32s} " + " ".join(f"{m} {e[m] * 100:+6.1f}%" for m in METRICS)
           + f"  sim {row['sim_seconds'] * 1e3:9.1f} ms"
           + f"  predict {row['predict_seconds'] * 1e3:7.2f} ms"
-          + f"  x{row['speedup']:.0f}")
+          + f"  x{row['speedup']:.0f}"
+          + (f"  ref x{row['reference_speedup']:.0f}" if row["reference_speedup"] else ""))
 
 
 def _print_summary(summary: dict) -> None:
@@ -276,9 +313,13 @@ def _print_summary(summary: dict) -> None:
               f"{s['kernels_within_10pct']}/{s['kernels']} kernels "
               f"(max {s['kernels_max'] * 100:.1f}%)")
     print(f"Spearman(cycles) = {summary['spearman_cycles']:.4f}")
-    sp = summary["speedup"]
-    print(f"speed: prediction is {sp['min']:.0f}x .. {sp['max']:.0f}x faster than simulation "
-          f"(median {sp['median']:.0f}x)")
+    for key, what in (("speedup", "the fast engine"),
+                      ("reference_speedup", "the reference engine"),
+                      ("repeat_speedup", "the fast engine, repeated prediction")):
+        if key in summary:
+            sp = summary[key]
+            print(f"speed vs {what}: {sp['min']:.0f}x .. {sp['max']:.0f}x (median "
+                  f"{sp['median']:.0f}x), >=1000x on {sp['at_least_1000x']} of {sp['cases']}")
     for band, b in summary["speedup_by_sim_seconds"].items():
         print(f"  simulations of {band} s: {b['cases']} cases, {b['min']:.0f}x .. "
               f"{b['max']:.0f}x (median {b['median']:.0f}x)")
