@@ -35,6 +35,7 @@ from fuseflow.sim.engines.fast_stream import (
     StampOverflow,
     Stream,
     StreamTooLong,
+    held_bytes,
     wide_stamps,
 )
 from fuseflow.sim.engines.reference import assemble_outputs
@@ -74,17 +75,18 @@ def run(graph: BlockGraph, inputs: list[FiberTree], arch: Arch, trace: bool = Fa
 def _run_fitting(graph, order, inputs, arch, trace, chunking: Chunking) -> KernelResult:
     """Whole streams while they fit ``chunking``'s budget, else the outermost loop in chunks."""
     if chunking.chunk_tokens is not None:
-        return fast_chunked.run(graph, order, inputs, arch, trace, chunking, None)
+        return fast_chunked.run(graph, order, inputs, arch, trace, chunking)
     try:
-        return _run_whole(graph, order, inputs, arch, trace, chunking.stream_tokens())
+        return _run_whole(graph, order, inputs, arch, trace, chunking.stream_tokens(),
+                          chunking.stream_bytes())
     except StreamTooLong as exc:
         log.info("%s: %s; simulating it in chunks of the outermost loop", graph.name, exc)
-        return fast_chunked.run(graph, order, inputs, arch, trace, chunking, exc.tokens)
+        return fast_chunked.run(graph, order, inputs, arch, trace, chunking)
 
 
-def _run_whole(graph, order, inputs, arch, trace, token_limit) -> KernelResult:
+def _run_whole(graph, order, inputs, arch, trace, token_limit, byte_limit=None) -> KernelResult:
     """Every block once over whole streams; :class:`StreamTooLong` if a scanner's output would
-    exceed ``token_limit``."""
+    exceed ``token_limit`` or the streams alive at once ``byte_limit`` bytes."""
     consumers = graph.consumers()
     producers = graph.producers()
     live: dict[str, Stream] = {}
@@ -92,7 +94,11 @@ def _run_whole(graph, order, inputs, arch, trace, token_limit) -> KernelResult:
     contexts = {}
     for block in order:
         ctx = make_context(block, producers, arch, inputs, graph.outputs, token_limit)
-        produced = simulate(ctx, [live.pop(ch) for ch in block.inputs])
+        ins = [live.pop(ch) for ch in block.inputs]
+        produced = simulate(ctx, ins)
+        if byte_limit is not None and held_bytes([*live.values(), *ins, *produced]) > byte_limit:
+            raise StreamTooLong(block.name, max(len(s) for s in [*live.values(), *ins, *produced]))
+        del ins
         for ch, s in zip(block.outputs, produced):
             if trace:
                 traces[ch] = s.pairs()

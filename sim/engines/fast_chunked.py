@@ -20,13 +20,14 @@ changes nothing in the results, cycles or statistics.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 
 import numpy as np
 
 from fuseflow.sim.blocks import IMPLEMENTATIONS
-from fuseflow.sim.engines import fast_write
+from fuseflow.sim.engines import fast_stream, fast_write
 from fuseflow.sim.engines.fast_blocks import make_context, simulate
 from fuseflow.sim.engines.fast_cut import STATEFUL, Piece, next_piece
 from fuseflow.sim.engines.fast_stream import (
@@ -35,7 +36,9 @@ from fuseflow.sim.engines.fast_stream import (
     Stream,
     concat,
     from_pairs,
+    held_bytes,
     raise_stamps,
+    wide_stamps,
 )
 from fuseflow.sim.engines.reference import assemble_outputs
 from fuseflow.sim.graph import Block
@@ -46,6 +49,9 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MEMORY_BUDGET = 4 << 30
 """Bytes (4 GiB): leaves room on a 24 GB machine for the inputs, the results and a second run."""
+STREAM_BYTES_SHARE = 0.25
+"""Share of the budget a chunked round's stream pieces may hold at once; the rest is for the
+blocks' temporaries while they run (a scanner's are about three times its output)."""
 BYTES_PER_STREAM_TOKEN = 64
 """Peak bytes per token of a graph's longest stream: its own 9 bytes and its share of the
 other streams alive at the same time and of the blocks' temporaries."""
@@ -71,6 +77,12 @@ class Chunking:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
+
+    def stream_bytes(self) -> int | None:
+        """The most bytes of streams a pass may hold at once (None: no limit)."""
+        if self.memory_budget is None:
+            return None
+        return max(1, int(self.memory_budget * STREAM_BYTES_SHARE))
 
     def stream_tokens(self) -> int | None:
         """The longest stream a whole-stream run may hold (None: no limit)."""
@@ -293,27 +305,53 @@ def outer_scanners(graph, order) -> set[str]:
 
 
 class _Windows:
-    """Windows of outer coordinates, sized so a round's longest piece stays near ``target``."""
+    """Windows of outer coordinates, sized so a round's longest piece stays near ``target``
+    tokens and the stream bytes it holds at once near ``byte_target`` (when given)."""
 
-    def __init__(self, target: int, first: int):
+    def __init__(self, target: int, byte_target: int | None = None):
         self.target = target
-        self.width = max(1, first)
+        self.byte_target = byte_target
+        self.width = 1
         self.low = 0
+        self.peaks: list[int] = []
+        """Per round, the most stream bytes alive at once (:func:`_pending_bytes`)."""
 
-    def next(self, longest: int) -> int:
-        """The upper bound of the next window, given the longest piece of the last round."""
+    def next(self, longest: int, peak: int = 0) -> int:
+        """The upper bound of the next window, given the last round's longest piece and the
+        most stream bytes it held at once."""
         if self.low:
-            grow = 4.0 if not longest else min(4.0, self.target / longest)
+            grow = 4.0
+            if longest:
+                grow = min(grow, self.target / longest)
+            if self.byte_target is not None and peak:
+                grow = min(grow, self.byte_target / peak)
             self.width = max(1, int(self.width * grow))
         self.low += self.width
         return self.low
 
 
-def run(graph, order, inputs, arch, trace: bool, chunking, overflow: int | None) -> KernelResult:
+QUEUED_TOKEN_BYTES = 100
+"""Bytes of one token queued for a reference coroutine (a Python tuple of its code and payload
+and its stamp, and the list's pointer to it)."""
+
+
+def _pending_bytes(runners) -> int:
+    """Bytes of the stream pieces the runners hold for their next rounds (each array once)."""
+    seen: set[int] = set()
+    total = 0
+    for r in runners:
+        if isinstance(r, _PieceRunner):
+            total += held_bytes((p for pieces in r.pending for p in pieces), seen)
+        else:
+            total += QUEUED_TOKEN_BYTES * sum(len(ch.queue) for ch in r.ctx._ins)
+    return total
+
+
+def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
     """Simulates ``graph`` in rounds over windows of outer coordinates (see the module doc).
 
-    ``overflow``: the length of the stream that made a whole-stream run give up (sizes the
-    first window), or None.
+    The first window is one outer coordinate; windows grow at most 4x a round (the stream
+    that made a whole-stream run give up need not be the longest, so it cannot size them).
     """
     split = chunking.chunk_tokens
     target = split if split is not None else max(1, (chunking.stream_tokens() or 1) // 2)
@@ -328,14 +366,22 @@ def run(graph, order, inputs, arch, trace: bool, chunking, overflow: int | None)
     held: dict[str, list[Stream]] = {}
     traces: dict[str, list] = {ch: [] for b in graph.blocks for ch in b.outputs} if trace else {}
 
-    def one_round() -> int:
-        """Every block with new input runs; returns the longest piece produced."""
-        longest = 0
+    measure = split is None  # forced chunks (tests) are not sized by their bytes
+
+    def one_round() -> tuple[int, int]:
+        """Every block with new input runs; returns the longest piece produced and the most
+        bytes of stream pieces alive at once (pending, plus a block's inputs and outputs while
+        it runs; :func:`_pending_bytes`)."""
+        longest = peak = 0
         for b in order:
             r = runners[b.name]
             if r.done or not r.fresh:
                 continue
-            for ch, pieces in zip(b.outputs, r.advance()):
+            before = _pending_bytes(runners.values()) if measure else 0
+            produced = r.advance()
+            if measure:
+                peak = max(peak, before + held_bytes(p for ps in produced for p in ps))
+            for ch, pieces in zip(b.outputs, produced):
                 for piece in pieces:
                     longest = max(longest, len(piece))
                     if trace:
@@ -350,43 +396,77 @@ def run(graph, order, inputs, arch, trace: bool, chunking, overflow: int | None)
                     if ch in port_of:
                         name, port = port_of[ch]
                         runners[name].finished_input(port)
-        return longest
+        return longest, peak
 
     one_round()  # the root and the outer scanners, whole
     outer = _OuterFibers(held, [b for b in graph.blocks if b.name in sources])
-    first = max(1, int(outer.extent * target / overflow / 2)) if overflow else 1
-    windows = _Windows(target, first)
-    longest, rounds = 0, 1
-    while True:
-        high = windows.next(longest)
-        last = high >= outer.extent
-        for ch, piece in outer.release(high, last):
-            if ch in port_of:
-                name, port = port_of[ch]
-                if len(piece):
-                    runners[name].feed(port, piece)
-                if last:
-                    runners[name].finished_input(port)
-        longest = one_round()
-        rounds += 1
-        if last:
-            break
-    stuck = [r for r in runners.values() if not r.done]
-    if stuck:
-        r = stuck[0]
-        waiting = [ch for ch, p in zip(r.block.inputs, r.pending) if p] or list(r.block.inputs)
-        raise DeadlockError(f"deadlock: '{r.block.name}' cannot finish: an input stream ended early "
-                            f"(waiting on {', '.join(waiting)})", {r.block.name: waiting[0] if waiting else ""})
-    log.info("%s: %d rounds over %d outer coordinates", graph.name, rounds, outer.extent)
-    for r in runners.values():
-        r.finish()
-    contexts = {b.name: runners[b.name].ctx for b in graph.blocks}
-    return KernelResult(
-        outputs=assemble_outputs(graph, contexts, fast_write.assemble_result),
-        cycles=max((ctx.clock for ctx in contexts.values()), default=0),
-        blocks={b.name: contexts[b.name].stats for b in graph.blocks},
-        trace={ch: traces[ch] for b in graph.blocks for ch in b.outputs} if trace else None,
-    )
+    # once a block's clock passes half the stamp type's range, the rest of the run stamps with
+    # int64 (the pending pieces widened) instead of redoing the kernel when a clock overflows
+    with contextlib.ExitStack() as wide:
+        byte_target = None
+        if measure and chunking.memory_budget is not None:
+            byte_target = chunking.stream_bytes()
+        windows = _Windows(target, byte_target)
+        longest, peak, rounds = 0, 0, 1
+        while True:
+            if _clock_past_half_range(runners.values()):
+                wide.enter_context(wide_stamps())
+                _widen_stamps(runners.values(), outer)
+                log.info("%s: clocks past half the stamp range; int64 stamps from here on", graph.name)
+            high = windows.next(longest, peak)
+            last = high >= outer.extent
+            for ch, piece in outer.release(high, last):
+                if ch in port_of:
+                    name, port = port_of[ch]
+                    if len(piece):
+                        runners[name].feed(port, piece)
+                    if last:
+                        runners[name].finished_input(port)
+            longest, peak = one_round()
+            windows.peaks.append(peak)
+            rounds += 1
+            if last:
+                break
+        stuck = [r for r in runners.values() if not r.done]
+        if stuck:
+            r = stuck[0]
+            waiting = [ch for ch, p in zip(r.block.inputs, r.pending) if p] or list(r.block.inputs)
+            raise DeadlockError(f"deadlock: '{r.block.name}' cannot finish: an input stream ended early "
+                                f"(waiting on {', '.join(waiting)})", {r.block.name: waiting[0] if waiting else ""})
+        log.info("%s: %d rounds over %d outer coordinates, stream pieces at most %.3f GiB at once",
+                 graph.name, rounds, outer.extent, max(windows.peaks, default=0) / 2**30)
+        for r in runners.values():
+            r.finish()
+        contexts = {b.name: runners[b.name].ctx for b in graph.blocks}
+        return KernelResult(
+            outputs=assemble_outputs(graph, contexts, fast_write.assemble_result),
+            cycles=max((ctx.clock for ctx in contexts.values()), default=0),
+            blocks={b.name: contexts[b.name].stats for b in graph.blocks},
+            trace={ch: traces[ch] for b in graph.blocks for ch in b.outputs} if trace else None,
+        )
+
+
+def _clock_past_half_range(runners) -> bool:
+    """Whether a block's clock passed half of what the current stamp type holds."""
+    half = fast_stream.MAX_STAMP // 2
+    return any((r.clock if isinstance(r, _PieceRunner) else r.ctx.clock) > half for r in runners)
+
+
+def _widen_stamps(runners, outer: "_OuterFibers") -> None:
+    """Gives every stream piece kept for later rounds int64 stamps (in place)."""
+    def widen(s: Stream | None) -> None:
+        while s is not None:
+            s.base = s.base.astype(np.int64, copy=False)
+            s = s.closed
+
+    for r in runners:
+        if isinstance(r, _PieceRunner):
+            for pieces in r.pending:
+                for p in pieces:
+                    widen(p)
+    for entry in outer.outputs:
+        for _, s in entry[1]:
+            widen(s)
 
 
 class _OuterFibers:

@@ -460,6 +460,20 @@ def available_bytes() -> int | None:
     return min(limits) if limits else None
 
 
+def held_bytes(streams, seen: set[int] | None = None) -> int:
+    """Bytes of the token, payload and stamp arrays of ``streams``, each array counted once
+    (``seen``: ids of arrays already counted, updated). A payload not built yet (a dense
+    scan's :attr:`Stream.rows`) counts nothing. What the chunked engine keeps its streams to."""
+    seen = set() if seen is None else seen
+    total = 0
+    for s in streams:
+        for a in (s.code, s._data, s.base):
+            if a is not None and id(a) not in seen:
+                seen.add(id(a))
+                total += a.nbytes
+    return total
+
+
 class StreamTooLong(SimulationError):
     """A stream longer than the run's ``token_limit``: the fast engine redoes the run in chunks."""
 

@@ -585,3 +585,52 @@ def test_a_run_over_its_budget_is_redone_in_chunks_with_the_same_results(caplog)
     with caplog.at_level("INFO", logger="fuseflow.sim.engines"):
         assert_same_results(want, run(spmv_graph(), spmv_inputs(), engine="fast", trace=True), trace=True)
     assert "chunks" not in caplog.text  # within the default budget: whole streams
+
+
+def test_windows_grow_from_one_coordinate_and_follow_the_bytes_held():
+    from fuseflow.sim.engines.fast_chunked import _Windows
+
+    w = _Windows(target=1000, byte_target=10_000)
+    assert w.next(0, 0) == 1                      # the first window: one outer coordinate
+    assert w.next(10, 100) == 1 + 4               # far below both targets: 4x, no more
+    assert w.next(1000, 5_000) - 5 == 4           # tokens on target, bytes half: tokens rule
+    assert w.next(100, 40_000) - 9 == 1           # 4x the bytes: a quarter of the width
+    assert _Windows(target=1000).next(0) == 1     # no byte target: tokens alone
+
+
+def test_a_budget_bounds_the_stream_bytes_a_chunked_round_holds(monkeypatch):
+    """Under a budget, a chunked run's rounds hold about the budget's stream share at once
+    (after the first windows grow to it), and the results stay the reference's."""
+    import functools
+
+    from test_engine_differential import compiled
+
+    from fuseflow.kernels import KERNELS
+    from fuseflow.sim import engines
+    from fuseflow.sim.engines import fast_chunked
+
+    budget = 1 << 20
+    made = []
+
+    class Recording(fast_chunked._Windows):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    inputs = KERNELS["spmm"].inputs(0.5, seed=3, scale=8)
+    model = compiled("spmm", 8)
+    want = model.simulate(*inputs, engine="reference")
+    monkeypatch.setattr(fast_chunked, "_Windows", Recording)
+    # a share small enough that the bytes, not the stream length, must size the windows
+    monkeypatch.setattr(fast_chunked, "STREAM_BYTES_SHARE", 1 / 16)
+    monkeypatch.setattr(engines, "run", functools.partial(engines.run, memory_budget=budget))
+    got = model.simulate(*inputs, engine="fast")
+    assert want.cycles == got.cycles
+    for a, b in zip(want.outputs, got.outputs):
+        assert a.numpy().tobytes() == b.numpy().tobytes()
+    assert made, "the budget did not make the run chunked"
+    share = fast_chunked.STREAM_BYTES_SHARE * budget
+    for windows in made:
+        assert windows.byte_target == int(share)
+        assert len(windows.peaks) > 4
+        assert max(windows.peaks) <= 2 * share, windows.peaks

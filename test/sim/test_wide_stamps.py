@@ -67,3 +67,22 @@ def test_a_compiled_fused_chain_past_int32_matches_pytorch_on_both_engines():
     torch.testing.assert_close(fast.output, Chain()(a, h, w), rtol=1e-5, atol=1e-6)
     assert ({k: s.summary() for k, s in ref.stats.items()}
             == {k: s.summary() for k, s in fast.stats.items()})
+
+
+@pytest.mark.parametrize("name,interval,chunk_tokens", [("spmv", 2**24, 4), ("spmm", 2**22, 4),
+                                                         ("spmm", 2**22, 64)])
+def test_a_chunked_run_widens_its_stamps_once_clocks_pass_half_the_range(
+        caplog, name, interval, chunk_tokens):
+    """Clocks that grow round by round past 2**30 switch the rest of the run to int64 stamps
+    (pending pieces widened) instead of simulating the kernel twice; still the reference's."""
+    from test_engine_differential import simulate_both
+
+    from fuseflow.kernels import KERNELS
+
+    with caplog.at_level("INFO", logger="fuseflow.sim.engines"):
+        got = simulate_both(name, KERNELS[name].inputs(0.5, seed=1, scale=2), scale=2,
+                            arch=Arch(initiation_interval=interval), chunk_tokens=chunk_tokens)
+    assert got.cycles > 2**31
+    assert "int64 stamps from here on" in caplog.text
+    assert "simulating it again" not in caplog.text
+    assert fast_stream.TIME_DTYPE is np.int32  # the switch ends with the run
