@@ -28,6 +28,7 @@ import numpy as np
 
 from fuseflow.sim.blocks import IMPLEMENTATIONS
 from fuseflow.sim.engines import fast_stream, fast_write
+from fuseflow.sim.engines.fast_write import DenseLevelSink
 from fuseflow.sim.engines.fast_blocks import make_context, simulate
 from fuseflow.sim.engines.fast_cut import STATEFUL, Piece, next_piece
 from fuseflow.sim.engines.fast_stream import (
@@ -180,14 +181,32 @@ class _PieceRunner(_Runner):
         if isinstance(ctx.sink, Stream):  # a level writer's: results never read its stamps
             ctx.sink = Stream(ctx.sink.code, ctx.sink.data, _NO_STAMPS)
         if self.block.kind in ("level_write", "value_write"):
-            self.sinks.append(ctx.sink)
+            self._keep(ctx.sink)
         return outs
+
+    def _keep(self, sink) -> None:
+        """Keeps a writer's sink of one piece; a dense level's in a :class:`DenseLevelSink`."""
+        if self.sinks and isinstance(self.sinks[0], DenseLevelSink):
+            if isinstance(sink, Stream):
+                self.sinks[0].add(sink)
+                return
+            self.sinks[0] = self.sinks[0].stream()  # a reference fallback's tokens: parse all
+        elif not self.sinks and isinstance(sink, Stream) and self.block.kind == "level_write":
+            size = _dense_level_size(self.ctx)
+            if size is not None:
+                self.sinks.append(DenseLevelSink(size))
+                self.sinks[0].add(sink)
+                return
+        self.sinks.append(sink)
 
     def finish(self) -> None:
         """Leaves the context as a whole-stream run would (clock, statistics, writer sink)."""
         self.ctx.clock = self.clock
         self.ctx.stats = self.stats
-        if self.block.kind in ("level_write", "value_write"):
+        if self.sinks and isinstance(self.sinks[0], DenseLevelSink):
+            dense = self.sinks[0]
+            self.ctx.sink = dense if dense.in_storage_order else _joined_sink(dense.pieces)
+        elif self.block.kind in ("level_write", "value_write"):
             self.ctx.sink = _joined_sink(self.sinks)
 
 
@@ -283,6 +302,15 @@ def _joined_sink(sinks: list):
     for s in sinks:
         out.extend(s.tokens() if isinstance(s, Stream) else list(s))
     return out
+
+
+def _dense_level_size(ctx) -> int | None:
+    """The size of the dense level a level writer writes, or None (not dense, or malformed)."""
+    fmt = ctx.output_format()
+    level = int(ctx.block.attrs["level"])
+    if not 0 <= level < len(fmt.levels) or fmt.levels[level].format != "dense":
+        return None
+    return int(fmt.levels[level].size(fmt.shape))
 
 
 def _uses_coroutine(block: Block) -> bool:

@@ -62,6 +62,68 @@ def value_write(ctx, ins):
     return finish(ctx, ins, [], None, stamps=stamped[0], shift=stamped[1])
 
 
+class DenseLevelSink:
+    """A chunked run's level writer of a dense level of size ``n``: its pieces kept compactly.
+
+    While the tokens are in storage order (fibers of ``0 .. n-1`` then a stop, the only form a
+    dense level is written in when the whole result is), only the stops are kept (their codes
+    and payloads): a dense result of 10^8 values does not hold 10^8 coordinates until it is
+    assembled. A piece out of that order turns the sink into the pieces themselves (the kept
+    ones rebuilt exactly), which :func:`assemble_result` parses as usual.
+    """
+
+    def __init__(self, n: int):
+        self.n = n
+        self.count = 0
+        self.stop_codes: list[np.ndarray] = []
+        self.stop_data: list[np.ndarray] = []
+        self.pieces: list[Stream] | None = None
+        """The pieces as they are, once one was out of storage order (None before)."""
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def in_storage_order(self) -> bool:
+        return self.pieces is None
+
+    def add(self, piece: Stream) -> None:
+        """Keeps ``piece``: the writer's tokens of one round, without stamps."""
+        if self.pieces is None:
+            k = (self.count + np.arange(len(piece), dtype=np.int64)) % (self.n + 1)
+            stop = k == self.n
+            coords = ~stop
+            if np.array_equal(piece.code >= 0, stop) and np.all(piece.code[coords] == DATA) \
+                    and np.array_equal(piece.data[coords], k[coords]):
+                self.stop_codes.append(piece.code[stop])
+                self.stop_data.append(piece.data[stop])
+                self.count += len(piece)
+                return
+            self.pieces = [self.stream()] if self.count else []
+        self.pieces.append(piece)
+        self.count += len(piece)
+
+    def stream(self) -> Stream:
+        """The tokens as one stream (stamps 0: results never read a writer's stamps)."""
+        if self.pieces is not None:
+            from fuseflow.sim.engines.fast_stream import concat
+
+            return concat(self.pieces) if self.pieces else Stream(
+                np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(0, np.int32))
+        k = np.arange(self.count, dtype=np.int64) % (self.n + 1)
+        stop = k == self.n
+        stop_codes = np.concatenate(self.stop_codes) if self.stop_codes else np.zeros(0, np.int8)
+        stop_data = np.concatenate(self.stop_data) if self.stop_data else np.zeros(0, np.int64)
+        code = np.full(self.count, DATA, dtype=np.int8)
+        code[stop] = stop_codes
+        data = k.astype(np.result_type(stop_data.dtype, np.min_scalar_type(max(self.n, 1))))
+        data[stop] = stop_data
+        return Stream(code, data, np.zeros(self.count, np.int32))
+
+    def tokens(self) -> list:
+        return self.stream().tokens()
+
+
 def _parse_levels(fmt: TensorFormat, levels: dict, values: np.ndarray):
     """Level coordinates of every written entry, or None where the reference parser must decide.
 
@@ -115,6 +177,10 @@ def _written_in_storage_order(fmt: TensorFormat, levels: dict, values: np.ndarra
     fibers = 1
     for lvl in range(written):
         stream, n = levels[lvl], sizes[lvl]
+        if isinstance(stream, DenseLevelSink) and stream.in_storage_order and stream.n == n \
+                and len(stream) == fibers * (n + 1):
+            fibers *= n
+            continue
         if not isinstance(stream, Stream) or len(stream) != fibers * (n + 1):
             return False
         code = stream.code.reshape(fibers, n + 1)
@@ -132,8 +198,11 @@ def assemble_result(fmt: TensorFormat, levels: dict, values, what: str) -> Fiber
         if _written_in_storage_order(fmt, levels, values):
             return FiberTree(fmt, [None] * len(fmt.levels), [None] * len(fmt.levels),
                              np.asarray(values, dtype=np.float32))
+        levels = {lvl: s.stream() if isinstance(s, DenseLevelSink) else s
+                  for lvl, s in levels.items()}
         paths = _parse_levels(fmt, levels, values)
         if paths is not None:
             return FiberTree.from_level_coords(fmt, paths, values)
-    tokens = {lvl: s.tokens() if isinstance(s, Stream) else s for lvl, s in levels.items()}
+    tokens = {lvl: s.tokens() if isinstance(s, (Stream, DenseLevelSink)) else s
+              for lvl, s in levels.items()}
     return assemble(fmt, tokens, values, what=what)

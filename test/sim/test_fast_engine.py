@@ -61,7 +61,7 @@ def run_both(block_kind, inputs, n_out=1, tensors=(), outputs=(), arch=None, see
         assert [(token_key(t), s) for t, s in w] == [(token_key(t), s) for t, s in g.pairs()]
     ref_ctx.stats.cycles, ctx.stats.cycles = ref_ctx.clock, ctx.clock
     assert ctx.stats.to_dict() == ref_ctx.stats.to_dict()
-    sink = ctx.sink.tokens() if isinstance(ctx.sink, Stream) else list(ctx.sink)
+    sink = ctx.sink.tokens() if hasattr(ctx.sink, "tokens") else list(ctx.sink)  # Stream, DenseLevelSink
     assert [token_key(t) for t in sink] == [token_key(t) for t in ref_ctx.sink]
     return [format_stream(t for t, _ in g.pairs()) for g in got]
 
@@ -551,7 +551,7 @@ def run_in_pieces(block_kind, inputs, n_out, tensors=(), outputs=(), arch=None, 
     ref_ctx.stats.cycles = ref_ctx.clock
     assert ctx.clock == ref_ctx.clock
     assert ctx.stats.to_dict() == ref_ctx.stats.to_dict()
-    sink = ctx.sink.tokens() if isinstance(ctx.sink, Stream) else list(ctx.sink)
+    sink = ctx.sink.tokens() if hasattr(ctx.sink, "tokens") else list(ctx.sink)  # Stream, DenseLevelSink
     assert [token_key(t) for t in sink] == [token_key(t) for t in ref_ctx.sink]
 
 
@@ -634,3 +634,33 @@ def test_a_budget_bounds_the_stream_bytes_a_chunked_round_holds(monkeypatch):
         assert windows.byte_target == int(share)
         assert len(windows.peaks) > 4
         assert max(windows.peaks) <= 2 * share, windows.peaks
+
+
+def _level_piece(tokens):
+    return from_tokens(tokens, [0] * len(tokens))
+
+
+@pytest.mark.parametrize("cuts", [(0, 9), (0, 1, 9), (0, 3, 4, 8, 9), tuple(range(10))])
+def test_a_dense_level_sink_keeps_only_the_stops_of_a_level_in_storage_order(cuts):
+    from fuseflow.sim.engines.fast_write import DenseLevelSink
+    from fuseflow.sim.tokens import Stop
+
+    tokens = [0, 1, Stop(0), 0, 1, Stop(0), 0, 1, Stop(1)]     # 3 fibers of a level of size 2
+    sink = DenseLevelSink(2)
+    for lo, hi in zip(cuts, cuts[1:]):
+        sink.add(_level_piece(tokens[lo:hi]))
+    assert sink.in_storage_order and len(sink) == 9
+    assert sum(len(c) for c in sink.stop_codes) == 3          # the coordinates are not kept
+    assert [token_key(t) for t in sink.tokens()] == [token_key(t) for t in tokens]
+
+
+def test_a_dense_level_sink_out_of_storage_order_keeps_every_token():
+    from fuseflow.sim.engines.fast_write import DenseLevelSink
+    from fuseflow.sim.tokens import Stop
+
+    tokens = [0, 1, Stop(0), 1, 0, Stop(0), 0, Stop(1)]
+    sink = DenseLevelSink(2)
+    sink.add(_level_piece(tokens[:4]))
+    sink.add(_level_piece(tokens[4:]))
+    assert not sink.in_storage_order and len(sink) == len(tokens)
+    assert [token_key(t) for t in sink.tokens()] == [token_key(t) for t in tokens]
