@@ -5,6 +5,10 @@ published ratios, and a PNG.
   set.
 * Figure 14: work of partial and full fusion normalized to unfused: FLOPs (the ALU and reducer
   operations) and bytes moved (every read and write of coordinates, references and values).
+
+Points left to the cost model (``fuseflow reproduce --simulate-up-to``, status ``predicted``)
+and every ratio computed from one are marked: ``≈`` in the tables with a footnote, ``predicted``
+in the JSON rows, hatched hollow bars in the PNG.
 """
 
 from __future__ import annotations
@@ -22,12 +26,22 @@ from fuseflow.reproduce.published import (
 FIGURES = ("fig12", "fig14")
 MEASURES = {"fig12": ("cycles",), "fig14": ("ops", "bytes_moved")}
 FUSED = ("partial", "full")
+COLORS = ("tab:blue", "tab:orange")
+"""Bar colours of :data:`FUSED`."""
+
+MODEL_ACCURACY = (
+    "its error against the fast engine, measured on every application and configuration at "
+    "the tiny and small presets (`docs/costmodel.md`), is a median of 0.03% or less and at "
+    "most 5.0% on FLOPs, 4.3% on bytes, 1.2% on tokens and 4.1% on cycles; it is not "
+    "validated at larger sizes")
+"""The cost model's measured accuracy, quoted under figures with predicted points."""
 
 
 def rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per application × data set: the three configurations' records and the ratios
     to unfused (``speedup``: unfused cycles over the configuration's; ``flops`` and
-    ``bytes``: the configuration's work over unfused)."""
+    ``bytes``: the configuration's work over unfused). ``predicted`` says per configuration
+    whether its numbers (for a fused one: its ratios) involve a cost-model prediction."""
     grouped: dict[tuple[str, str], dict[str, dict]] = {}
     for point in points:
         grouped.setdefault((point["app"], point["dataset"]), {})[point["fusion"]] = point
@@ -36,8 +50,11 @@ def rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
         base = by_level.get("unfused")
         row: dict[str, Any] = {"app": app, "dataset": dataset,
                                "provenance": next(p["provenance"] for p in by_level.values()),
-                               "points": by_level, "speedup": {}, "flops": {}, "bytes": {}}
+                               "points": by_level, "speedup": {}, "flops": {}, "bytes": {},
+                               "predicted": {"unfused": _predicted(base)}}
         for level in FUSED:
+            row["predicted"][level] = _predicted(by_level.get(level)) or (
+                level in by_level and _predicted(base))
             point = by_level.get(level)
             if not _usable(base) or not _usable(point):
                 continue
@@ -51,7 +68,12 @@ def rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _usable(point) -> bool:
-    return point is not None and point["status"] in ("ok", "mismatch") and bool(point["cycles"])
+    return (point is not None and point["status"] in ("ok", "mismatch", "predicted")
+            and bool(point["cycles"]))
+
+
+def _predicted(point) -> bool:
+    return point is not None and point["status"] == "predicted"
 
 
 def document(figure: str, preset: str, points: list[dict[str, Any]], wall_seconds: float | None
@@ -60,7 +82,7 @@ def document(figure: str, preset: str, points: list[dict[str, Any]], wall_second
     table = rows(points)
     for row in table:
         row["published"] = _published(figure, row["app"], row["dataset"])
-    timed = [p for p in points if p.get("wall_seconds") is not None]
+    timed = [p for p in points if p.get("wall_seconds") is not None and not _predicted(p)]
     return {
         "figure": figure,
         "preset": preset,
@@ -69,6 +91,8 @@ def document(figure: str, preset: str, points: list[dict[str, Any]], wall_second
         "failed": [p["key"] for p in points if p["status"] in ("error", "timeout")],
         "mismatched": [p["key"] for p in points if p["status"] == "mismatch"],
         "extrapolated": [p["key"] for p in points if p.get("extrapolation")],
+        "predicted": [p["key"] for p in points if _predicted(p)],
+        "simulate_up_to": sorted({p["threshold"] for p in points if _predicted(p)}),
         "sweep_wall_seconds": wall_seconds,
         "point_wall_seconds": round(sum(p["wall_seconds"] for p in timed), 1),
         "slowest": [{"key": p["key"], "wall_seconds": p["wall_seconds"]}
@@ -128,7 +152,7 @@ def _cycles(point) -> str:
         return "-"
     if point["status"] in ("error", "timeout"):
         return point["status"]
-    return f"{point['cycles']:,}"
+    return ("≈" if _predicted(point) else "") + f"{point['cycles']:,}"
 
 
 def _ratio(row, measure: str, level: str) -> str:
@@ -136,14 +160,22 @@ def _ratio(row, measure: str, level: str) -> str:
     if value is None:
         point = row["points"].get(level)
         return point["status"] if point and point["status"] in ("error", "timeout") else "-"
-    mark = "" if row["points"][level]["status"] == "ok" else " (mismatch)"
-    return (f"{value:.3g}×" if value < 0.1 else f"{value:.2f}×") + mark
+    mismatch = row["points"][level]["status"] == "mismatch"
+    return (("≈" if row["predicted"][level] else "")
+            + (f"{value:.3g}×" if value < 0.1 else f"{value:.2f}×")
+            + (" (mismatch)" if mismatch else ""))
 
 
 def _notes(doc: dict[str, Any]) -> list[str]:
     notes = ["Ratios within one simulator: compare them with the published ratios, not the "
              "cycles. Provenance: `synthetic` data sets are seeded stand-ins with the published "
              "statistics; `cora` is the real citation graph with synthetic features."]
+    if doc.get("predicted"):
+        limits = " or ".join(f"{t:.3g}" for t in doc["simulate_up_to"])
+        notes.append(f"≈: cost-model predictions, not simulations (`fuseflow.explore`): these "
+                     f"points were predicted to simulate more than {limits} tokens "
+                     f"(`--simulate-up-to`), and a ratio involving one is a prediction too; "
+                     f"{MODEL_ACCURACY}. Predicted: {', '.join(doc['predicted'])}.")
     if doc["extrapolated"]:
         notes.append(f"Extrapolated from models of 1 and 2 decoders (t(n) = t(1) + (n-1)·(t(2) - "
                      f"t(1))): {', '.join(doc['extrapolated'])}.")
@@ -163,11 +195,14 @@ def _notes(doc: dict[str, Any]) -> list[str]:
 
 def plot(doc: dict[str, Any], path) -> Path:
     """The figure as a PNG: bars of our ratios per application and data set (log scale), the
-    published values as black marks (ranges as bars)."""
+    published values as black marks (ranges as bars); ratios from cost-model predictions as
+    hatched hollow bars."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     table = doc["rows"]
     labels = [f"{r['app']}\n{r['dataset']}" for r in table]
@@ -180,7 +215,11 @@ def plot(doc: dict[str, Any], path) -> Path:
         for i, level in enumerate(FUSED):
             xs = [j + (i - 0.5) * width for j in range(len(table))]
             ys = [r[measure].get(level, float("nan")) for r in table]
-            ax.bar(xs, ys, width, label=f"{level} (ours)", color=("tab:blue", "tab:orange")[i])
+            color = COLORS[i]
+            bars = ax.bar(xs, ys, width, color=color)
+            for bar, row in zip(bars, table):
+                if row["predicted"].get(level):
+                    bar.set(facecolor="none", edgecolor=color, hatch="///", lw=1.2)
             for x, row in zip(xs, table):
                 ref = _reference_of(doc["figure"], row, measure, level)
                 if ref is None:
@@ -194,8 +233,15 @@ def plot(doc: dict[str, Any], path) -> Path:
         ax.set_yscale("log")
         ax.set_ylabel(ylabel)
         ax.set_xticks(range(len(table)), labels, fontsize=7)
-    axes[0, 0].plot([], [], color="black", lw=2, label="published")
-    axes[0, 0].legend(fontsize=7)
+    # Explicit handles: a bar container's legend entry takes its first bar's (maybe hatched)
+    # style.
+    handles = [Patch(color=color, label=f"{level} (ours)")
+               for level, color in zip(FUSED, COLORS)]
+    handles.append(Line2D([], [], color="black", lw=2, label="published"))
+    if doc.get("predicted"):
+        handles.append(Patch(facecolor="none", edgecolor="grey", hatch="///",
+                             label="cost-model prediction (≈)"))
+    axes[0, 0].legend(handles=handles, fontsize=7)
     axes[0, 0].set_title(f"{_title(doc['figure'])} ({doc['preset']} preset)")
     fig.tight_layout()
     path = Path(path)

@@ -11,6 +11,10 @@ that hangs or exhausts memory is killed without taking the sweep down); each set
 thread first (forked workers of a multi-threaded torch were seen to hang). Finished points are
 written to the cache (``points.json``) at once, so an interrupted sweep resumes where it
 stopped; failed points are kept too, and re-run with ``retry_failed``.
+
+With predictions (:mod:`fuseflow.reproduce.plan`) the points run cheapest first, and with
+``simulate_up_to`` a point predicted to simulate more tokens is not simulated: its record
+(status ``predicted``) holds the cost model's numbers instead.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ class Point:
 
 @dataclass
 class PointResult:
-    """What one point measured (``status``: ``ok``, ``mismatch``, ``error`` or ``timeout``)."""
+    """What one point measured (``status``: ``ok``, ``mismatch``, ``error`` or ``timeout``),
+    or what the cost model predicted for it (``predicted``)."""
 
     key: str
     app: str
@@ -76,6 +81,15 @@ class PointResult:
     wall_seconds: float | None = None
     peak_rss_bytes: int | None = None
     extrapolation: dict[str, Any] | None = None
+    simulated_tokens: int | None = None
+    """Tokens the simulation processed (an extrapolated point: both simulated models'); for a
+    predicted point, the prediction of them."""
+    predicted: bool = False
+    """Not simulated: cycles, FLOPs, bytes and tokens are the cost model's predictions."""
+    threshold: float | None = None
+    """A predicted point: the ``simulate_up_to`` its predicted work exceeded."""
+    prediction: dict[str, Any] | None = None
+    """A simulated point with a prediction: the model's totals, to compare."""
     finished: str = ""
 
     @classmethod
@@ -83,6 +97,19 @@ class PointResult:
         return cls(point.key, point.app, point.dataset, point.fusion, point.preset,
                    point.dense_weights, status=status, error=error, wall_seconds=round(wall, 2),
                    finished=_now())
+
+    @classmethod
+    def from_prediction(cls, point: Point, prediction: dict[str, Any], threshold: float
+                        ) -> "PointResult":
+        """The record of a point left to the cost model."""
+        return cls(point.key, point.app, point.dataset, point.fusion, point.preset,
+                   point.dense_weights, status="predicted", provenance=prediction["provenance"],
+                   cycles=prediction["cycles"], ops=prediction["ops"],
+                   bytes_moved=prediction["bytes_moved"], tokens=prediction["tokens"],
+                   kernels=prediction["kernels"],
+                   extrapolation=prediction.get("extrapolation"),
+                   simulated_tokens=prediction["simulated_tokens"], predicted=True,
+                   threshold=threshold, finished=_now())
 
 
 @dataclass(frozen=True)
@@ -99,6 +126,8 @@ class SweepSettings:
     atol: float = 1e-5
     retry_failed: bool = False
     """Re-run cached points that failed or timed out."""
+    simulate_up_to: float | None = None
+    """Points predicted to simulate more tokens are predicted only (None: no limit)."""
 
 
 def sweep_points(preset: str, apps: tuple[str, ...] | None = None,
@@ -138,11 +167,16 @@ class Cache:
                                  f"\"{CACHE_SCHEMA}\")")
             self.points = doc["points"]
 
-    def done(self, point: Point, retry_failed: bool) -> bool:
-        """Whether ``point`` is finished (failed ones count unless ``retry_failed``)."""
+    def done(self, point: Point, retry_failed: bool, simulate_up_to: float | None = None
+             ) -> bool:
+        """Whether ``point`` is finished (failed ones count unless ``retry_failed``; predicted
+        ones only if ``simulate_up_to`` would predict them again)."""
         record = self.points.get(point.key)
-        return record is not None and not (retry_failed and record["status"] in
-                                           ("error", "timeout"))
+        if record is None:
+            return False
+        if record["status"] == "predicted":
+            return simulate_up_to is not None and record["simulated_tokens"] > simulate_up_to
+        return not (retry_failed and record["status"] in ("error", "timeout"))
 
     def add(self, result: PointResult) -> None:
         self.points[result.key] = asdict(result)
@@ -166,16 +200,34 @@ class _Running:
 
 
 def run_sweep(points: list[Point], folder, settings: SweepSettings,
-              report: Callable[[PointResult, int, int], None] | None = None
-              ) -> list[dict[str, Any]]:
+              report: Callable[[PointResult, int, int], None] | None = None,
+              predictions: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Runs the points not yet in ``folder``'s cache, ``settings.workers`` at a time; returns
-    every point's record (cached ones included). ``report(result, done, total)`` is called as
-    each point finishes."""
+    every point's record (cached ones included), in the order of ``points``.
+    ``report(result, done, total)`` is called as each point finishes.
+
+    ``predictions`` (point key -> :mod:`fuseflow.reproduce.plan` record): the points run
+    cheapest first, and those whose predicted work exceeds ``settings.simulate_up_to`` are
+    recorded as predicted without simulating (a point without a prediction is simulated)."""
+    from fuseflow.reproduce.plan import cheapest_first, work
+
     cache = Cache(Path(folder))
-    pending = [p for p in points if not cache.done(p, settings.retry_failed)]
+    limit = settings.simulate_up_to
+    predictions = predictions or {}
+    pending = [p for p in points if not cache.done(p, settings.retry_failed, limit)]
+    pending = cheapest_first(pending, predictions)
+    total, finished = len(pending), 0
+    over = [p for p in pending if limit is not None
+            and (work(predictions.get(p.key)) or 0) > limit]
+    for point in over:
+        result = PointResult.from_prediction(point, predictions[point.key], limit)
+        cache.add(result)
+        finished += 1
+        if report is not None:
+            report(result, finished, total)
+    pending = [p for p in pending if p not in over]
     if pending:
         _preload()
-    total, finished = len(pending), 0
     context = multiprocessing.get_context("fork")
     running: list[_Running] = []
     try:
@@ -199,6 +251,11 @@ def run_sweep(points: list[Point], folder, settings: SweepSettings,
                 if result is None:
                     continue
                 running.remove(item)
+                prediction = predictions.get(item.point.key)
+                if work(prediction) is not None:
+                    result.prediction = {k: prediction[k] for k in
+                                         ("tokens", "cycles", "ops", "bytes_moved",
+                                          "simulated_tokens")}
                 cache.add(result)
                 finished += 1
                 if report is not None:
@@ -293,6 +350,11 @@ def run_point(point: Point, settings: SweepSettings, kernel_workers: int = 1) ->
                                provenance=app.provenance(point.dataset),
                                extrapolation=extrapolation, deeper=deeper)
     run = outcome.run
+    simulated = run.totals.get("tokens")
+    if extrapolation is not None and simulated is not None:
+        # run.totals are extrapolated, run.kernels are the 2-unit model's.
+        simulated = simulated_tokens(simulated, sum(k["summary"]["tokens"] for k in run.kernels),
+                                     extrapolation.layers)
     return PointResult(
         point.key, point.app, point.dataset, point.fusion, point.preset, point.dense_weights,
         status=run.status, error=run.error, provenance=run.provenance, cycles=run.cycles,
@@ -300,7 +362,13 @@ def run_point(point: Point, settings: SweepSettings, kernel_workers: int = 1) ->
         tokens=run.totals.get("tokens"), kernels=len(run.kernels) or None,
         max_abs_error=run.max_abs_error, compile_seconds=run.compile_seconds,
         simulate_seconds=run.simulate_seconds, extrapolation=run.extrapolation,
-        finished=_now())
+        simulated_tokens=simulated, finished=_now())
+
+
+def simulated_tokens(extrapolated: int, two: int, layers: int) -> int:
+    """The tokens simulated for an extrapolated point, ``t(1) + t(2)``, from its extrapolated
+    ``t(layers) = t(1) + (layers-1)·(t(2) - t(1))`` and ``t(2)``."""
+    return two + ((layers - 1) * two - extrapolated) // (layers - 2)
 
 
 class _NoSteps:
