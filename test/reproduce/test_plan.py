@@ -96,6 +96,10 @@ def test_simulate_up_to_leaves_expensive_points_to_the_model_until_a_rerun(plann
     assert md.count("≈") >= len(expensive)
     fig14 = json.loads((out / "fig14.json").read_text())
     assert fig14["rows"][0]["predicted"] == row["predicted"]
+    # The simulated point checks the model.
+    assert fig12["model_check"]["points"] == 1
+    assert fig12["model_check"]["max_relative_error"]["tokens"] < 0.1
+    assert "Cost model against this sweep's 1 simulated points" in md
     assert (out / "fig12.png").read_bytes().startswith(b"\x89PNG")
     # The same limit predicts them again: nothing to do.
     assert main(argv + ["--simulate-up-to", f"{limit:.6e}"]) == 0
@@ -112,6 +116,7 @@ def test_simulate_up_to_leaves_expensive_points_to_the_model_until_a_rerun(plann
                for p in SAE)
     fig12 = json.loads((out / "fig12.json").read_text())
     assert fig12["predicted"] == [] and "≈" not in (out / "fig12.md").read_text()
+    assert fig12["model_check"]["points"] == 3
     # Planning again shows them finished, with their measured time.
     assert main(ARGS + ["--out", str(out), "--plan"]) == 0
     rows = json.loads((out / "plan.json").read_text())["table"]
@@ -220,3 +225,11 @@ def test_a_sweep_records_predicted_points_cheapest_first_without_simulating(tmp_
     assert seen == [(SAE[2].key, 1, 3), (SAE[1].key, 2, 3), (SAE[0].key, 3, 3)]
     assert [r["key"] for r in records] == [p.key for p in SAE]           # figure order
     assert all(r["status"] == "predicted" and r["wall_seconds"] is None for r in records)
+
+
+def test_a_prediction_over_its_memory_budget_is_an_error_not_a_crash():
+    assert plan.memory_budget(2) > 0
+    records = plan.predict_points(SAE[:2], memory=1 << 20)
+    assert set(records) == {p.key for p in SAE[:2]}
+    assert all(r["status"] == "error" and ("out of memory" in r["error"] or "died" in r["error"])
+               for r in records.values())

@@ -93,12 +93,27 @@ def document(figure: str, preset: str, points: list[dict[str, Any]], wall_second
         "extrapolated": [p["key"] for p in points if p.get("extrapolation")],
         "predicted": [p["key"] for p in points if _predicted(p)],
         "simulate_up_to": sorted({p["threshold"] for p in points if _predicted(p)}),
+        "model_check": model_check(points),
         "sweep_wall_seconds": wall_seconds,
         "point_wall_seconds": round(sum(p["wall_seconds"] for p in timed), 1),
         "slowest": [{"key": p["key"], "wall_seconds": p["wall_seconds"]}
                     for p in sorted(timed, key=lambda p: -p["wall_seconds"])[:5]],
         "peak_rss_bytes": max((p.get("peak_rss_bytes") or 0 for p in points), default=0),
     }
+
+
+def model_check(points: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The cost model against the simulator on this sweep's simulated points that had a
+    prediction: how many, and the largest relative error per measure (None without any)."""
+    checked = [p for p in points if p.get("prediction") and p["status"] in ("ok", "mismatch")]
+    if not checked:
+        return None
+    largest = {}
+    for measure in ("cycles", "tokens", "ops", "bytes_moved"):
+        errors = [abs(p["prediction"][measure] - p[measure]) / p[measure] for p in checked
+                  if p.get(measure)]
+        largest[measure] = max(errors, default=None)
+    return {"points": len(checked), "max_relative_error": largest}
 
 
 def _published(figure: str, app: str, dataset: str) -> dict[str, Any]:
@@ -176,6 +191,13 @@ def _notes(doc: dict[str, Any]) -> list[str]:
                      f"points were predicted to simulate more than {limits} tokens "
                      f"(`--simulate-up-to`), and a ratio involving one is a prediction too; "
                      f"{MODEL_ACCURACY}. Predicted: {', '.join(doc['predicted'])}.")
+    check = doc.get("model_check")
+    if check:
+        errors = ", ".join(f"{name} {check['max_relative_error'][m]:.1%}" for m, name in (
+            ("cycles", "cycles"), ("tokens", "tokens"), ("ops", "FLOPs"),
+            ("bytes_moved", "bytes")) if check["max_relative_error"][m] is not None)
+        notes.append(f"Cost model against this sweep's {check['points']} simulated points that "
+                     f"had a prediction: largest error {errors}.")
     if doc["extrapolated"]:
         notes.append(f"Extrapolated from models of 1 and 2 decoders (t(n) = t(1) + (n-1)·(t(2) - "
                      f"t(1))): {', '.join(doc['extrapolated'])}.")

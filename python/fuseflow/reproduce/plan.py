@@ -66,7 +66,8 @@ def predict_group(app_name: str, dataset: str, preset: str, levels: tuple[str, .
         try:
             parts = [m.predict(level, dense_weights) for m in models]
         except Exception as err:  # noqa: BLE001 - recorded; the sweep then simulates the point
-            record.update(status="error", error=f"{type(err).__name__}: {err}")
+            record.update(status="error", error=_message(err))
+        if record["status"] == "error":
             records.append(record)
             continue
         if extrapolation is None:
@@ -122,12 +123,13 @@ class _Prepared:
 
 
 def predict_points(points: list[Point], seed: int = 0, workers: int = 1,
-                   report: Callable[[list[dict[str, Any]]], None] | None = None
-                   ) -> dict[str, dict[str, Any]]:
+                   report: Callable[[list[dict[str, Any]]], None] | None = None,
+                   memory: int | None = None) -> dict[str, dict[str, Any]]:
     """Predicts ``points`` (without simulating), one forked process per application × data set
     (its build and import shared by its configurations), ``workers`` at once; returns the
-    records by point key. ``report(records)`` is called as each group finishes. A group whose
-    process dies gives ``error`` records."""
+    records by point key. ``report(records)`` is called as each group finishes. Each process
+    may use ``memory`` bytes of address space (default: :func:`memory_budget`); a group whose
+    process runs out of it or dies gives ``error`` records."""
     from fuseflow.reproduce.sweep import _preload
 
     groups: dict[tuple, list[Point]] = {}
@@ -137,6 +139,7 @@ def predict_points(points: list[Point], seed: int = 0, workers: int = 1,
     pending = list(groups.items())
     if pending:
         _preload()
+    budget = memory or memory_budget(workers)
     context = multiprocessing.get_context("fork")
     running: list[tuple] = []
     out: dict[str, dict[str, Any]] = {}
@@ -148,7 +151,7 @@ def predict_points(points: list[Point], seed: int = 0, workers: int = 1,
                 process = context.Process(
                     target=_group_worker, name=f"fuseflow-plan {app}/{dataset}", daemon=True,
                     args=(send, app, dataset, preset, tuple(p.fusion for p in group), dense,
-                          seed))
+                          seed, budget))
                 process.start()
                 send.close()
                 running.append((group, process, receive))
@@ -182,20 +185,52 @@ def predict_points(points: list[Point], seed: int = 0, workers: int = 1,
     return out
 
 
-def _group_worker(conn, app, dataset, preset, levels, dense_weights, seed) -> None:
+MEMORY_FRACTION = 0.8
+"""Share of the memory available when a plan starts that its prediction processes may use
+together (an address-space limit: past it a prediction fails with ``MemoryError`` instead of
+drawing the kernel's out-of-memory killer onto other processes)."""
+
+
+def memory_budget(workers: int) -> int | None:
+    """Bytes of address space each of ``workers`` prediction processes may use (None where
+    the available memory is unknown)."""
+    try:
+        with open("/proc/meminfo") as info:
+            fields = dict(line.split(":", 1) for line in info)
+        available = int(fields["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return None
+    return int(MEMORY_FRACTION * available / max(1, workers))
+
+
+def _group_worker(conn, app, dataset, preset, levels, dense_weights, seed,
+                  budget: int | None = None) -> None:
+    import resource
+
     import torch
 
     torch.set_num_threads(1)
     logging.getLogger().handlers[:] = [logging.NullHandler()]
+    if budget is not None:
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard == resource.RLIM_INFINITY or hard > budget:
+            resource.setrlimit(resource.RLIMIT_AS, (budget, hard))
     try:
         records = predict_group(app, dataset, preset, levels, dense_weights, seed)
     except Exception as err:  # noqa: BLE001 - the build failed: every level records it
         records = [{"key": Point(app, dataset, level, preset, dense_weights).key, "app": app,
                     "dataset": dataset, "fusion": level, "preset": preset,
                     "dense_weights": dense_weights, "status": "error",
-                    "error": f"{type(err).__name__}: {err}"} for level in levels]
+                    "error": _message(err)} for level in levels]
     conn.send(records)
     conn.close()
+
+
+def _message(err: Exception) -> str:
+    if isinstance(err, MemoryError):
+        return ("out of memory: the prediction needs more than the plan's memory budget "
+                "(plan.MEMORY_FRACTION of the memory available)")
+    return f"{type(err).__name__}: {err}"
 
 
 def work(record: dict[str, Any] | None) -> float | None:
