@@ -103,6 +103,7 @@ def _names(value: str | None) -> tuple[str, ...] | None:
 def cmd_reproduce(args) -> int:
     """Runs the sweep and writes the figures; 1 if any point failed or mismatched."""
     from fuseflow.reproduce import figures
+    from fuseflow.reproduce.figures import FIGURES
     from fuseflow.reproduce.studies import STUDIES, run_study
     from fuseflow.reproduce.sweep import (
         Cache,
@@ -120,6 +121,9 @@ def cmd_reproduce(args) -> int:
         raise ValueError(f"--timeout must be positive, got {args.timeout}")
     out = Path(args.out) if args.out else DEFAULT_OUT / f"reproduce-{args.preset}"
     studies = [f for f in args.figures if f in STUDIES]
+    if (args.plan or args.simulate_up_to is not None) and studies:
+        raise ValueError(f"--plan and --simulate-up-to apply to {' and '.join(FIGURES)}, not "
+                         f"to {', '.join(studies)}")
     args.figures = [f for f in args.figures if f not in STUDIES]
     status = max([run_study(f, args.preset, out, args.engine, args.seed) for f in studies],
                  default=0)
@@ -189,7 +193,8 @@ def _predictions(points, cache, out, settings, console) -> dict:
         seconds = [plan.estimated_seconds(r, rate) for r in run]
         console.print(
             f"cost model: {len(run)} of the {len(pending)} points to run estimated "
-            f"{sum(seconds):.0f} s ({plan.makespan(seconds, settings.workers):.0f} s wall on "
+            f"{plan.duration(sum(seconds))} (≈ "
+            f"{plan.duration(plan.makespan(seconds, settings.workers))} wall on "
             f"{settings.workers} worker{'s' * (settings.workers > 1)}), cheapest first"
             + (f"; {len(known) - len(run)} over --simulate-up-to {limit:.3g} tokens are "
                f"predicted only" if len(known) > len(run) else ""), soft_wrap=True)

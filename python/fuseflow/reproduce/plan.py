@@ -33,9 +33,9 @@ PLAN_NAME = "plan.json"
 PLAN_SCHEMA = "fuseflow-reproduce-plan/1"
 
 DEFAULT_TOKENS_PER_SECOND = 90e6
-"""Simulated tokens per second of one core on the fast engine, used before a folder has
-simulated points to measure it from: the published GNN points of a sweep on the 2-core
-development machine (``docs/reproduce.md``) ran at about 90 million tokens per second."""
+"""Simulated tokens per second of the fast engine on one free core, used before a folder has
+simulated points to measure the rate from. On the shared 2-core development machine the
+published GNN points ran at 28-100 million (``docs/reproduce.md``)."""
 
 PREDICTED_FIELDS = ("tokens", "cycles", "ops", "bytes_moved")
 """The totals a prediction gives, named as in a simulated point's record."""
