@@ -239,3 +239,23 @@ def test_a_prediction_over_its_memory_budget_is_an_error_not_a_crash():
 def test_plan_and_limit_apply_to_the_sweep_figures_only(capsys):
     assert main(["reproduce", "fig15", "--plan"]) == 2
     assert "apply to fig12 and fig14, not to fig15" in capsys.readouterr().err
+
+
+def test_the_plan_table_says_what_a_sweep_would_do_with_each_point(tmp_path):
+    a, b, c = SAE
+    cache = Cache(tmp_path)
+    cache.add(PointResult(a.key, "sae", "imagenet", a.fusion, "tiny", False, status="ok",
+                          tokens=900, simulated_tokens=900, simulate_seconds=3.0,
+                          wall_seconds=5.0))
+    predictions = {a.key: _prediction(a, 1000), b.key: _prediction(b, 600),
+                   c.key: _prediction(c, 3000)}
+    table = plan.Table(SAE, predictions, cache, SweepSettings(workers=2, simulate_up_to=2000))
+    assert [r["status"] for r in table.rows] == ["simulated", "to simulate", "to predict"]
+    assert table.rate == 300.0                            # measured from the simulated point
+    assert table.rows[1]["estimated_seconds"] == 1.0 + 600 / 300.0
+    totals = table.summary()["totals"]
+    assert (totals["done"], totals["to_simulate"], totals["to_predict"]) == (1, 1, 1)
+    assert totals["to_simulate_tokens"] == 600 and totals["tokens"] == 4600
+    text = table.markdown()
+    assert "| sae | imagenet | unfused | simulated | 1e+03 | 1e+03 | 100 | 4 s | 5 s |" in text
+    assert "1 over --simulate-up-to 2e+03 left to the cost model" in text

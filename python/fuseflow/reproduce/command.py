@@ -201,6 +201,30 @@ def _predictions(points, cache, out, settings, console) -> dict:
     return predictions
 
 
+def _plan_report(steps, total: int):
+    """Reports each predicted application × data set on stderr (plans of the published
+    preset take minutes) and advances ``steps``."""
+    from fuseflow.tools import console as tty
+
+    done = 0
+
+    def report(records) -> None:
+        nonlocal done
+        done += len(records)
+        first = records[0]
+        failed = [r for r in records if r["status"] != "ok"]
+        seconds = max((r.get("prepare_seconds") or 0) for r in records)
+        tty.make_console(sys.stderr).print(
+            f"[{done}/{total}] {first['app']}/{first['dataset']}: "
+            f"{len(records) - len(failed)} predicted"
+            + (f", {len(failed)} failed ({failed[0]['error']})" if failed
+               else f" (built, imported and compiled in {seconds:.0f} s)"),
+            markup=False, soft_wrap=True)
+        steps.done(len(records))
+
+    return report
+
+
 def show_plan(points, out, settings, console) -> int:
     """``--plan``: predicts every point, prints the table and writes ``plan.json`` and
     ``plan.md``; 1 if a prediction failed."""
@@ -214,7 +238,7 @@ def show_plan(points, out, settings, console) -> int:
     with tty.steps(len(points)) as steps:
         steps.start(f"predicting {len(points)} points")
         predictions = plan.predict_points(points, settings.seed, settings.workers,
-                                          lambda records: steps.done(len(records)))
+                                          _plan_report(steps, len(points)))
     table = plan.Table(points, predictions, cache, settings)
     plan.save(out, settings.seed, predictions, table.summary())
     text = table.markdown()
