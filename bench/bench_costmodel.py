@@ -1,7 +1,7 @@
 """Accuracy and speed of the static cost model against the simulator (``docs/costmodel.md``).
 
-For every application × fusion configuration (``--presets``, default tiny and small) and every
-built-in kernel, compiles once, simulates with the fast engine (best of ``--repeats`` wall
+For every application × fusion configuration (``--presets``, default tiny and small; the
+published workload and its dense variant, ``--workloads``) and every built-in kernel, compiles once, simulates with the fast engine (best of ``--repeats`` wall
 times) and predicts with :class:`fuseflow.explore.CostModel` from statistics measured from
 the same inputs (best of ``--repeats`` samples, each the mean of enough calls to last 20 ms;
 the inputs' statistics are measured and each kernel compiled once before timing, as an
@@ -173,8 +173,15 @@ def _total(kernels, metric: str, predicted: bool) -> float:
     return sum(k.result.summary()[metric] for k in kernels)
 
 
-def application_cases(apps, presets):
-    """``(name, compiled, inputs)`` for every application × preset × fusion configuration."""
+WORKLOADS = ("published", "dense")
+"""``published``: the application's default workload (``fuseflow run``: pruned weights and the
+BigBird mask declared sparse, ``FusionPlan.schedule``); ``dense``: nothing declared sparse
+(``--dense-weights``)."""
+
+
+def application_cases(apps, presets, workloads=WORKLOADS):
+    """``(name, compiled, inputs)`` for every application × preset × fusion configuration ×
+    workload (``app/preset/fusion`` for the published one, ``.../dense`` for the dense one)."""
     import fuseflow
     from fuseflow.apps import APPLICATIONS
 
@@ -184,9 +191,12 @@ def application_cases(apps, presets):
             model, inputs = app.build(preset)
             plan = app.plan(model)
             for fusion in plan.fusion_groups:
-                schedule = fuseflow.Schedule(fusion=fusion)
-                compiled = fuseflow.compile(model, inputs, schedule, plan=plan)
-                yield f"{app_name}/{preset}/{fusion}", compiled, inputs
+                for workload in workloads:
+                    dense = workload == "dense"
+                    schedule = plan.schedule(fusion, dense, None)
+                    compiled = fuseflow.compile(model, inputs, schedule, plan=plan)
+                    suffix = "/dense" if dense else ""
+                    yield f"{app_name}/{preset}/{fusion}{suffix}", compiled, inputs
 
 
 def kernel_cases(scales=(KERNEL_SCALE,)):
@@ -246,6 +256,9 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--presets", nargs="+", default=["tiny", "small"])
     parser.add_argument("--apps", nargs="+", default=["sae", "gcn", "graphsage", "gpt3"])
+    parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS),
+                        help="the applications' published workloads (sparse weights and masks "
+                        "declared sparse) and/or their dense variants (default: both)")
     parser.add_argument("--no-kernels", action="store_true", help="skip the built-in kernels")
     parser.add_argument("--kernel-scales", type=int, nargs="+", default=[KERNEL_SCALE, 64],
                         help="built-in kernels' operand dimensions times these (default "
@@ -264,7 +277,7 @@ def main(argv=None) -> dict:
     rows, rate, most = [], None, 0.0   # rate: simulated tokens per second so far
     slowdown = REFERENCE_SLOWDOWN      # the largest reference / fast time so far
     cases = [] if args.no_kernels else [kernel_cases(args.kernel_scales)]
-    cases.insert(0, application_cases(args.apps, args.presets))
+    cases.insert(0, application_cases(args.apps, args.presets, tuple(args.workloads)))
     for source in cases:
         for name, compiled, inputs in source:
             probe = measure_case(name, compiled, inputs, 1, simulate=False)
