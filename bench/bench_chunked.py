@@ -104,7 +104,8 @@ def measure(point: dict) -> dict:
     start = time.perf_counter()
     error = None
     try:
-        result = compiled.simulate(*inputs, engine="fast")
+        result = compiled.simulate(*inputs, engine="fast",
+                                   keep_intermediates=point["keep_intermediates"])
     except Exception as exc:  # noqa: BLE001 - a failed point is a result of the benchmark
         error = f"{type(exc).__name__}: {exc}"
     seconds = time.perf_counter() - start
@@ -127,6 +128,10 @@ def main() -> None:
     parser.add_argument("--fusion", nargs="+", default=["unfused"])
     parser.add_argument("--budget-gib", type=float, nargs="+", default=[4.0],
                         help="memory budgets to run with, GiB (0: no budget, whole streams)")
+    parser.add_argument("--keep-intermediates", action="store_true",
+                        help="keep every kernel's results to the end of the run (as "
+                        "CompiledModel.simulate does by default); without it, each is let go "
+                        "once read, as fuseflow run does")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args()
     rows = []
@@ -135,7 +140,7 @@ def main() -> None:
     for fusion in args.fusion:
         for budget in args.budget_gib:
             point = {"app": args.app, "preset": args.preset, "dataset": args.dataset, "fusion": fusion,
-                     "budget_gib": budget or None}
+                     "budget_gib": budget or None, "keep_intermediates": args.keep_intermediates}
             with multiprocessing.get_context("spawn").Pool(1) as pool:
                 row = pool.apply(measure, (point,))
             rows.append(row)

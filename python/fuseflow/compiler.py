@@ -221,13 +221,16 @@ class CompiledModel:
         return self._levels[Level.parse(level, "IR level").value]
 
     def simulate(self, *inputs, arch: Arch | None = None, engine: str = "fast",
-                 trace: bool = False, workers: int = 1) -> SimulationResult:
+                 trace: bool = False, workers: int = 1,
+                 keep_intermediates: bool = True) -> SimulationResult:
         """Simulates the compiled graphs on ``inputs`` (torch tensors, dense or sparse).
 
         ``engine``: ``fast`` (default) or ``reference``, the cycle-by-cycle specification
         (same outputs, cycles and statistics, about 100x slower). ``workers``: how many
         independent kernels to simulate at once, each in a forked process (same results;
-        :mod:`fuseflow.runtime`)."""
+        :mod:`fuseflow.runtime`). ``keep_intermediates=False``: each kernel's results are
+        let go once read (``KernelRun.result.outputs`` holds only the model's outputs), so a
+        large model's run holds what is still to be read, not every intermediate."""
         arch = Arch.of(arch)
         if engine not in ENGINES:
             raise ArgumentError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
@@ -238,7 +241,7 @@ class CompiledModel:
         trees = [FiberTree.from_torch(t.detach() if isinstance(t, torch.Tensor)
                                       else torch.as_tensor(t)) for t in tensors]
         run = run_module(self.module, trees, arch=arch, engine=engine, trace=trace,
-                         workers=workers)
+                         workers=workers, keep_intermediates=keep_intermediates)
         outputs = [torch.from_numpy(t.to_dense()) for t in run.outputs]
         return SimulationResult(outputs, run.cycles, run)
 

@@ -66,9 +66,15 @@ class ModuleRun:
 
 
 def run_module(module: "mlir.Module", inputs: list[FiberTree], *, arch=None,
-               engine: str = "reference", trace: bool = False, workers: int = 1) -> ModuleRun:
+               engine: str = "reference", trace: bool = False, workers: int = 1,
+               keep_intermediates: bool = True) -> ModuleRun:
     """Simulates ``@main`` of a lowered module on fibertree ``inputs``; ``workers`` kernels
-    at most are simulated at once (see the module doc)."""
+    at most are simulated at once (see the module doc).
+
+    ``keep_intermediates=False`` lets each value go once the last op reading it has run: a
+    kernel's result that is not a module output is then ``None`` in its
+    ``KernelRun.result.outputs`` (statistics and cycles stay), so a run holds the values still
+    to be read, not every intermediate (GCN on ogbn-mag: 4 GB of them)."""
     check_int(workers, "workers", 1)
     fn = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
     entry = fn.regions[0].blocks[0]
@@ -88,9 +94,23 @@ def run_module(module: "mlir.Module", inputs: list[FiberTree], *, arch=None,
             env[value] = env[value].get()
         return env[value]
 
+    ops = [op.operation for op in entry.operations]
+    last_read = {}
+    for index, op in enumerate(ops):
+        for value in op.operands:
+            last_read[value] = index
+    made_by: dict = {}   # value -> (kernel result, output index), kernels run in this process
+
+    def let_go(index: int, op) -> None:
+        for value in op.operands:
+            if last_read.get(value) == index and value in env:
+                del env[value]
+                if value in made_by:
+                    result, at = made_by.pop(value)
+                    result.outputs[at] = None
+
     try:
-        for op in entry.operations:
-            op = op.operation
+        for index, op in enumerate(ops):
             if op.name == "sam.graph":
                 graph = load_graph(op)
                 bound = [convert(read(v, op), fmt)
@@ -98,8 +118,9 @@ def run_module(module: "mlir.Module", inputs: list[FiberTree], *, arch=None,
                 if pool is None:
                     result = engines.run(graph, bound, arch=arch, engine=engine, trace=trace)
                     run.kernels.append(KernelRun(graph.name, result, graph, os.getpid()))
-                    for value, tree in zip(op.results, result.outputs):
+                    for at, (value, tree) in enumerate(zip(op.results, result.outputs)):
                         env[value] = tree
+                        made_by[value] = (result, at)
                 else:
                     kernel = pool.start(graph, bound, arch=arch, engine=engine, trace=trace)
                     run.kernels.append(kernel)
@@ -122,6 +143,8 @@ def run_module(module: "mlir.Module", inputs: list[FiberTree], *, arch=None,
                 raise ExecutionError(f"{op.location}: op '{op.name}' outside a sam.graph "
                                      "cannot be executed; lower the module with "
                                      "fuseflow-to-dataflow first")
+            if not keep_intermediates and op.name != "func.return":
+                let_go(index, op)
         if pool is not None:
             pool.finish()
             run.max_concurrent = pool.max_running

@@ -78,7 +78,7 @@ def execute(run: Run, model, inputs, schedule, settings: Settings, steps,
         steps.start(f"simulating {label} ({settings.engine} engine)")
         start = time.perf_counter()
         result = compiled.simulate(*inputs, arch=settings.arch, engine=settings.engine,
-                                   workers=settings.workers)
+                                   workers=settings.workers, keep_intermediates=False)
         run.simulate_seconds = round(time.perf_counter() - start, 3)
         steps.done()
         log.info("simulated %s in %.2f s: %d cycles", label, run.simulate_seconds, result.cycles)
