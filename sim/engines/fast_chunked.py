@@ -28,7 +28,6 @@ import numpy as np
 
 from fuseflow.sim.blocks import IMPLEMENTATIONS
 from fuseflow.sim.engines import fast_stream, fast_write
-from fuseflow.sim.engines.fast_write import DenseLevelSink
 from fuseflow.sim.engines.fast_blocks import make_context, simulate
 from fuseflow.sim.engines.fast_cut import STATEFUL, Piece, next_piece
 from fuseflow.sim.engines.fast_stream import (
@@ -41,6 +40,7 @@ from fuseflow.sim.engines.fast_stream import (
     raise_stamps,
     wide_stamps,
 )
+from fuseflow.sim.engines.fast_write import DenseLevelSink
 from fuseflow.sim.engines.reference import assemble_outputs
 from fuseflow.sim.graph import Block
 from fuseflow.sim.stats import BlockStats, KernelResult
@@ -440,7 +440,8 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
             if _clock_past_half_range(runners.values()):
                 wide.enter_context(wide_stamps())
                 _widen_stamps(runners.values(), outer)
-                log.info("%s: clocks past half the stamp range; int64 stamps from here on", graph.name)
+                log.info("%s: clocks past half the stamp range; int64 stamps from here on",
+                         graph.name)
             high = windows.next(longest, peak)
             last = high >= outer.extent
             for ch, piece in outer.release(high, last):
@@ -459,8 +460,10 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
         if stuck:
             r = stuck[0]
             waiting = [ch for ch, p in zip(r.block.inputs, r.pending) if p] or list(r.block.inputs)
-            raise DeadlockError(f"deadlock: '{r.block.name}' cannot finish: an input stream ended early "
-                                f"(waiting on {', '.join(waiting)})", {r.block.name: waiting[0] if waiting else ""})
+            raise DeadlockError(
+                f"deadlock: '{r.block.name}' cannot finish: an input stream ended early "
+                f"(waiting on {', '.join(waiting)})",
+                {r.block.name: waiting[0] if waiting else ""})
         log.info("%s: %d rounds over %d outer coordinates, stream pieces at most %.3f GiB at once",
                  graph.name, rounds, outer.extent, max(windows.peaks, default=0) / 2**30)
         for r in runners.values():
