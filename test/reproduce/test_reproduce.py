@@ -43,7 +43,8 @@ def test_sweep_runs_points_in_workers_caches_them_and_resumes(tmp_path):
     assert sorted(key for key, _, _ in seen) == sorted(p.key for p in SAE)
     assert [(done, total) for _, done, total in seen] == [(1, 3), (2, 3), (3, 3)]
     assert [r["key"] for r in records] == [p.key for p in SAE]
-    assert all(r["status"] == "ok" and r["provenance"] == "synthetic" for r in records)
+    assert all(r["status"] == "ok" and r["provenance"] == "synthetic" for r in records), \
+        [(r["key"], r["status"], r["provenance"], r["error"]) for r in records]
     assert all(r["peak_rss_bytes"] > 0 and r["wall_seconds"] > 0 for r in records)
     # A worker computes what the point computes in this process.
     direct = run_point(SAE[2], settings)
