@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow.sim.blocks.write import assemble
-from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, Stream, ends_with_done, finish, follow_stamps
+from fuseflow.sim.engines.fast_stream import (DATA, EMPTY_CODE, Stream, concat, ends_with_done, finish,
+                                              follow_stamps)
 from fuseflow.sim.formats import FiberTree, TensorFormat
 
 
@@ -106,8 +107,6 @@ class DenseLevelSink:
     def stream(self) -> Stream:
         """The tokens as one stream (stamps 0: results never read a writer's stamps)."""
         if self.pieces is not None:
-            from fuseflow.sim.engines.fast_stream import concat
-
             return concat(self.pieces) if self.pieces else Stream(
                 np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(0, np.int32))
         k = np.arange(self.count, dtype=np.int64) % (self.n + 1)
