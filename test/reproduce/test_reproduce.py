@@ -2,16 +2,20 @@
 figures beside the published ratios."""
 
 import json
+import os
+import signal
 
 import pytest
 
-from fuseflow.reproduce import figures
+from fuseflow.reproduce import figures, plan, sweep
 from fuseflow.reproduce.published import FIG12_SPEEDUP, format_reference
 from fuseflow.reproduce.sweep import (
     Cache,
     Point,
     PointResult,
     SweepSettings,
+    current_key,
+    died,
     run_point,
     run_sweep,
     sweep_points,
@@ -29,8 +33,12 @@ def test_points_cover_every_application_data_set_and_configuration():
     assert {p.dataset for p in published if p.app == "gpt3"} == {"b16", "b32", "b64"}
     assert {p.dataset for p in published if p.app == "gcn"} == set(FIG12_SPEEDUP["gcn"])
     assert [p.fusion for p in SAE] == ["unfused", "partial", "full"]
-    assert SAE[0].key == "tiny/published/sae/imagenet/unfused"
-    assert sweep_points("tiny", ("sae",), dense_weights=True)[0].key.startswith("tiny/dense/")
+    assert SAE[0].key == "tiny/sae/imagenet/unfused"
+    assert sweep_points("tiny", ("sae",), dense_weights=True)[0].key == \
+        "tiny/sae/imagenet/unfused/dense"
+    # The preset is named once, also at the published preset (not published/published/...).
+    assert Point("gcn", "cora", "full", "published").key == "published/gcn/cora/full"
+    assert all(p.key.count("published") == 1 for p in published)
     with pytest.raises(ValueError, match="valid: sae, gcn, graphsage, gpt3"):
         sweep_points("tiny", ("bert",))
 
@@ -85,7 +93,7 @@ def test_figures_give_ratios_to_unfused_beside_the_published_ones(tmp_path):
     assert gcn["speedup"] == {"partial": 2.0, "full": 0.25}
     assert gcn["published"] == {"partial": 1.63, "full": 0.29}
     assert gpt3["speedup"] == {"partial": 3.0}
-    assert fig12["failed"] == ["small/published/gpt3/b16/full"]
+    assert fig12["failed"] == ["small/gpt3/b16/full"]
     table = figures.markdown(fig12)
     assert "| gcn | cora | synthetic | 1,000 | 2.00× | 0.25× | 1.63× | 0.29× |" in table
     assert "| gpt3 | b16 | synthetic | 300 | 3.00× | timeout | 1.75× | 2.70× |" in table
@@ -113,3 +121,82 @@ def test_reproduce_command_writes_both_figures(tmp_path, capsys):
     assert "3 points (3 cached" in capsys.readouterr().out
     assert main(["reproduce", "fig12", "--apps", "sae", "--datasets", "none"]) == 2
     assert "select nothing" in capsys.readouterr().err
+
+
+def _old_cache(folder, records):
+    """A ``points.json`` as sweeps wrote it before keys named the preset once."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "points.json").write_text(json.dumps(
+        {"schema": sweep.CACHE_SCHEMA, "points": {r["key"]: r for r in records}}))
+
+
+def test_keys_of_an_older_cache_are_read_in_the_current_form_and_resume(tmp_path):
+    assert current_key("published/published/gcn/cora/unfused") == "published/gcn/cora/unfused"
+    assert current_key("tiny/dense/sae/imagenet/full") == "tiny/sae/imagenet/full/dense"
+    assert current_key("tiny/sae/imagenet/full") == "tiny/sae/imagenet/full"        # current
+    assert current_key("tiny/gcn/cora/full/dense") == "tiny/gcn/cora/full/dense"
+    settings = SweepSettings()
+    records = run_sweep(SAE, tmp_path / "new", settings)
+    old = [dict(r, key=r["key"].replace("tiny/", "tiny/published/", 1)) for r in records]
+    assert old[0]["key"] == "tiny/published/sae/imagenet/unfused"
+    _old_cache(tmp_path / "old", old)
+    cache = Cache(tmp_path / "old")
+    assert set(cache.points) == {p.key for p in SAE}
+    assert all(cache.done(p, retry_failed=True) for p in SAE)
+    # Resuming the older folder simulates nothing and gives the records under current keys.
+    seen = []
+    assert run_sweep(SAE, tmp_path / "old", settings, lambda *a: seen.append(a)) == records
+    assert seen == []
+    # The next point written rewrites the whole cache under current keys.
+    Cache(tmp_path / "old").add(PointResult(**dict(records[0], status="timeout")))
+    saved = json.loads((tmp_path / "old" / "points.json").read_text())["points"]
+    assert set(saved) == {p.key for p in SAE}
+    # So are an older plan's predictions.
+    plan.save(tmp_path / "old", 0, {k["key"]: dict(k, status="ok", simulated_tokens=5)
+                                    for k in old})
+    assert set(plan.load(tmp_path / "old", 0)) == {p.key for p in SAE}
+
+
+def test_a_killed_or_failing_worker_records_what_happened_and_its_data(tmp_path, monkeypatch):
+    point = SAE[:1]
+    monkeypatch.setattr(sweep, "run_point", lambda *a: os.kill(os.getpid(), signal.SIGKILL))
+    [killed] = run_sweep(point, tmp_path, SweepSettings())
+    assert killed["status"] == "killed" and killed["provenance"] == "synthetic"
+    assert killed["error"] == "worker killed by SIGKILL (out of memory?)"
+    assert not Cache(tmp_path).done(point[0], retry_failed=True)          # --retry-failed
+
+    def boom(*_):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(sweep, "run_point", boom)
+    [failed] = run_sweep(point, tmp_path / "e", SweepSettings())
+    assert (failed["status"], failed["error"], failed["provenance"]) == (
+        "error", "RuntimeError: boom", "synthetic")
+    exited = died(point[0], 3, 1.0)
+    assert (exited.status, exited.error, exited.provenance) == (
+        "error", "worker died: exit code 3", "synthetic")
+    assert died(point[0], -signal.SIGSEGV, 1.0).error == "worker killed by SIGSEGV"
+    # The figures name the data and the failure.
+    others = [_record("sae", "imagenet", f, c) for f, c in (("partial", 500), ("full", 400))]
+    doc = figures.document("fig12", "tiny", [killed, *others], None)
+    assert doc["rows"][0]["provenance"] == "synthetic"
+    assert doc["failed"] == [killed["key"]]
+    assert "| sae | imagenet | synthetic | killed | - | - |" in figures.markdown(doc)
+
+
+def test_failed_records_of_an_older_cache_get_a_provenance_and_status(tmp_path):
+    old = {"key": "published/published/sae/nih_cxr/unfused", "app": "sae",
+           "dataset": "nih_cxr", "fusion": "unfused", "preset": "published",
+           "dense_weights": False, "status": "error", "provenance": None,
+           "error": "worker died: killed (out of memory?)"}
+    broken = dict(old, key="published/published/sae/nih_cxr/partial", fusion="partial",
+                  error="ValueError: bad")
+    _old_cache(tmp_path, [old, broken])
+    points = Cache(tmp_path).points
+    killed = points["published/sae/nih_cxr/unfused"]
+    assert (killed["status"], killed["provenance"], killed["key"]) == (
+        "killed", "synthetic", "published/sae/nih_cxr/unfused")
+    assert "out of memory" in killed["error"]
+    error = points["published/sae/nih_cxr/partial"]
+    assert (error["status"], error["error"], error["provenance"]) == (
+        "error", "ValueError: bad", "synthetic")

@@ -66,7 +66,7 @@ def register(commands) -> None:
                         help="the dense variants (nothing declared sparse) instead of the "
                              "published workloads")
     parser.add_argument("--retry-failed", action="store_true",
-                        help="re-run cached points that failed or timed out")
+                        help="re-run cached points that failed, timed out or were killed")
     parser.add_argument("--engine", default="fast", choices=("fast", "reference"),
                         help="simulator engine (default: fast)")
     parser.add_argument("--seed", type=int, default=0, help="seed of data and weights")

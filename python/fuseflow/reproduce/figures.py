@@ -22,6 +22,7 @@ from fuseflow.reproduce.published import (
     format_reference,
     published_speedup,
 )
+from fuseflow.reproduce.sweep import FAILED
 
 FIGURES = ("fig12", "fig14")
 MEASURES = {"fig12": ("cycles",), "fig14": ("ops", "bytes_moved")}
@@ -49,7 +50,8 @@ def rows(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for (app, dataset), by_level in grouped.items():
         base = by_level.get("unfused")
         row: dict[str, Any] = {"app": app, "dataset": dataset,
-                               "provenance": next(p["provenance"] for p in by_level.values()),
+                               "provenance": next((p["provenance"] for p in by_level.values()
+                                                   if p.get("provenance")), None),
                                "points": by_level, "speedup": {}, "flops": {}, "bytes": {},
                                "predicted": {"unfused": _predicted(base)}}
         for level in FUSED:
@@ -88,7 +90,7 @@ def document(figure: str, preset: str, points: list[dict[str, Any]], wall_second
         "preset": preset,
         "rows": table,
         "points": len(points),
-        "failed": [p["key"] for p in points if p["status"] in ("error", "timeout")],
+        "failed": [p["key"] for p in points if p["status"] in FAILED],
         "mismatched": [p["key"] for p in points if p["status"] == "mismatch"],
         "extrapolated": [p["key"] for p in points if p.get("extrapolation")],
         "predicted": [p["key"] for p in points if _predicted(p)],
@@ -165,7 +167,7 @@ def _title(figure: str) -> str:
 def _cycles(point) -> str:
     if point is None:
         return "-"
-    if point["status"] in ("error", "timeout"):
+    if point["status"] in FAILED:
         return point["status"]
     return ("≈" if _predicted(point) else "") + f"{point['cycles']:,}"
 
@@ -174,7 +176,7 @@ def _ratio(row, measure: str, level: str) -> str:
     value = row[measure].get(level)
     if value is None:
         point = row["points"].get(level)
-        return point["status"] if point and point["status"] in ("error", "timeout") else "-"
+        return point["status"] if point and point["status"] in FAILED else "-"
     mismatch = row["points"][level]["status"] == "mismatch"
     return (("≈" if row["predicted"][level] else "")
             + (f"{value:.3g}×" if value < 0.1 else f"{value:.2f}×")
@@ -201,7 +203,7 @@ def _notes(doc: dict[str, Any]) -> list[str]:
     if doc["extrapolated"]:
         notes.append(f"Extrapolated from models of 1 and 2 decoders (t(n) = t(1) + (n-1)·(t(2) - "
                      f"t(1))): {', '.join(doc['extrapolated'])}.")
-    for label, keys in (("Failed or timed out", doc["failed"]),
+    for label, keys in (("Failed, timed out or killed", doc["failed"]),
                         ("Differ from PyTorch", doc["mismatched"])):
         if keys:
             notes.append(f"{label}: {', '.join(keys)}.")

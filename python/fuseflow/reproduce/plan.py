@@ -25,7 +25,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any, Callable
 
-from fuseflow.reproduce.sweep import Point
+from fuseflow.reproduce.sweep import Point, current_key
 
 log = logging.getLogger(__name__)
 
@@ -301,7 +301,8 @@ def load(folder, seed: int) -> dict[str, dict[str, Any]]:
         log.info("ignoring %s: made with seed %s by FuseFlow %s", path, doc.get("seed"),
                  doc.get("fuseflow_version"))
         return {}
-    return {record["key"]: record for record in doc["points"]}
+    records = (dict(record, key=current_key(record["key"])) for record in doc["points"])
+    return {record["key"]: record for record in records}
 
 
 def save(folder, seed: int, predictions: dict[str, dict[str, Any]],
@@ -349,8 +350,8 @@ def _count(value) -> str:
 
 class Table:
     """The plan of a sweep: per point its prediction, what a sweep would do with it
-    (``simulated``, ``predicted`` or ``error``/``timeout`` when finished; ``to simulate`` or,
-    over ``simulate_up_to``, ``to predict``) and its estimated seconds."""
+    (``simulated``, ``predicted`` or ``error``/``timeout``/``killed`` when finished; ``to
+    simulate`` or, over ``simulate_up_to``, ``to predict``) and its estimated seconds."""
 
     def __init__(self, points: list[Point], predictions: dict[str, dict[str, Any]], cache,
                  settings):

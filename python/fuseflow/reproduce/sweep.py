@@ -24,6 +24,7 @@ import logging
 import multiprocessing
 import os
 import resource
+import signal
 import time
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait
@@ -51,15 +52,41 @@ class Point:
 
     @property
     def key(self) -> str:
-        """The cache key."""
-        variant = "dense" if self.dense_weights else "published"
-        return f"{self.preset}/{variant}/{self.app}/{self.dataset}/{self.fusion}"
+        """The cache key and label: ``preset/app/dataset/fusion``, with ``/dense`` after it
+        for the dense variant (``published/gcn/cora/unfused``,
+        ``small/gcn/cora/unfused/dense``)."""
+        return (f"{self.preset}/{self.app}/{self.dataset}/{self.fusion}"
+                + ("/dense" if self.dense_weights else ""))
+
+
+OLD_VARIANTS = ("published", "dense")
+"""The second part of a key written before keys named the preset once: the variant, so that
+the published workload at the published preset read ``published/published/...``."""
+
+
+def current_key(key: str) -> str:
+    """``key`` as :attr:`Point.key` writes it now: a key of the old form
+    ``preset/variant/app/dataset/fusion`` (``published/published/gcn/cora/unfused``,
+    ``tiny/dense/sae/imagenet/full``) is rewritten (``published/gcn/cora/unfused``,
+    ``tiny/sae/imagenet/full/dense``); any other key is returned as it is."""
+    parts = key.split("/")
+    if len(parts) != 5 or parts[1] not in OLD_VARIANTS:
+        return key
+    preset, variant, app, dataset, fusion = parts
+    return Point(app, dataset, fusion, preset, variant == "dense").key
+
+
+FAILED = ("error", "timeout", "killed")
+"""Statuses of points that did not finish: ``error`` (an exception, or the worker exited
+with an error code), ``timeout`` (killed after ``--timeout``), ``killed`` (the worker was
+killed by a signal, the kernel's out-of-memory killer's SIGKILL most often)."""
 
 
 @dataclass
 class PointResult:
-    """What one point measured (``status``: ``ok``, ``mismatch``, ``error`` or ``timeout``),
-    or what the cost model predicted for it (``predicted``)."""
+    """What one point measured (``status``: ``ok`` or ``mismatch``; ``error``, ``timeout`` or
+    ``killed`` when it did not finish, see :data:`FAILED`), or what the cost model predicted
+    for it (``predicted``)."""
 
     key: str
     app: str
@@ -94,9 +121,12 @@ class PointResult:
 
     @classmethod
     def failed(cls, point: Point, status: str, error: str, wall: float) -> "PointResult":
+        """The record of a point that did not finish (``status`` in :data:`FAILED`); its
+        provenance is still its data's, so that tables say what the data set was."""
         return cls(point.key, point.app, point.dataset, point.fusion, point.preset,
-                   point.dense_weights, status=status, error=error, wall_seconds=round(wall, 2),
-                   finished=_now())
+                   point.dense_weights, status=status, error=error,
+                   provenance=data_provenance(point.app, point.dataset),
+                   wall_seconds=round(wall, 2), finished=_now())
 
     @classmethod
     def from_prediction(cls, point: Point, prediction: dict[str, Any], threshold: float
@@ -125,7 +155,7 @@ class SweepSettings:
     rtol: float = 1e-4
     atol: float = 1e-5
     retry_failed: bool = False
-    """Re-run cached points that failed or timed out."""
+    """Re-run cached points that failed, timed out or were killed (:data:`FAILED`)."""
     simulate_up_to: float | None = None
     """Points predicted to simulate more tokens are predicted only (None: no limit)."""
 
@@ -165,7 +195,9 @@ class Cache:
             if doc.get("schema") != CACHE_SCHEMA:
                 raise ValueError(f"'{self.path}' is not a reproduce cache (expected \"schema\": "
                                  f"\"{CACHE_SCHEMA}\")")
-            self.points = doc["points"]
+            self.points = {}
+            for key, record in doc["points"].items():
+                self.points[current_key(key)] = _current_record(record)
 
     def done(self, point: Point, retry_failed: bool, simulate_up_to: float | None = None
              ) -> bool:
@@ -176,7 +208,7 @@ class Cache:
             return False
         if record["status"] == "predicted":
             return simulate_up_to is not None and record["simulated_tokens"] > simulate_up_to
-        return not (retry_failed and record["status"] in ("error", "timeout"))
+        return not (retry_failed and record["status"] in FAILED)
 
     def add(self, result: PointResult) -> None:
         self.points[result.key] = asdict(result)
@@ -303,10 +335,46 @@ def _collect(item: _Running, ready, timeout: float | None) -> PointResult | None
             return result
     if not item.process.is_alive():
         item.process.join()
-        code = item.process.exitcode
-        why = "killed (out of memory?)" if code is not None and code < 0 else f"exit code {code}"
-        return PointResult.failed(item.point, "error", f"worker died: {why}", wall)
+        return died(item.point, item.process.exitcode, wall)
     return None
+
+
+def died(point: Point, exitcode: int | None, wall: float) -> PointResult:
+    """The record of a point whose worker ended without sending a result: status ``killed``
+    when a signal ended it (negative ``exitcode``: minus the signal's number), ``error``
+    otherwise."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        why = " (out of memory?)" if -exitcode == signal.SIGKILL else ""
+        return PointResult.failed(point, "killed", f"worker killed by {name}{why}", wall)
+    return PointResult.failed(point, "error", f"worker died: exit code {exitcode}", wall)
+
+
+def data_provenance(app: str, dataset: str) -> str | None:
+    """What ``app``'s data set ``dataset`` is made of (``synthetic``, ``real graph,
+    synthetic features``...), None if that cannot be told."""
+    try:
+        from fuseflow.apps import get_application
+
+        return get_application(app).provenance(dataset)
+    except Exception:  # noqa: BLE001 - an unknown application or data set: say nothing
+        return None
+
+
+def _current_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A cached record as this version writes it: its key in the current form; a failed
+    record from before failures had a provenance gets its data's, and one whose worker was
+    killed by a signal (``worker died: killed (out of memory?)``) gets status ``killed``."""
+    record = dict(record, key=current_key(record["key"]))
+    if record.get("status") in FAILED and record.get("provenance") is None:
+        record["provenance"] = data_provenance(record["app"], record["dataset"])
+    if record.get("status") == "error" and (record.get("error") or "").startswith(
+            "worker died: killed"):
+        record.update(status="killed", error="worker killed by a signal (out of memory?)")
+    return record
 
 
 def _worker(point: Point, settings: SweepSettings, conn, kernel_workers: int = 1) -> None:
