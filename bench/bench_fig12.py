@@ -68,7 +68,7 @@ def main(argv=None) -> int:
         "point_wall_seconds": round(sum(r["wall_seconds"] or 0 for r in rows), 1),
         "peak_rss_bytes": max((r["peak_rss_bytes"] or 0 for r in rows), default=0),
         "statuses": {s: sum(r["status"] == s for r in rows) for s in
-                     ("ok", "mismatch", "error", "timeout")},
+                     ("ok", "mismatch", "error", "timeout", "killed")},
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "platform": platform.platform(), "points": rows,
     }
