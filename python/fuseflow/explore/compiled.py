@@ -620,19 +620,20 @@ def _written(code: _Code, graph, written, result: int) -> str:
     for index, spec in enumerate(fmt.levels):
         size = spec.size(fmt.shape)
         profile = written.get((result, index))
-        coords = None
         if spec.format == "dense" or profile is None:
-            items, empty = code.mul(refs, float(size)), 0.0
+            items = code.mul(refs, float(size))
+            if isinstance(items, float):
+                levels.append(code.const(LevelStats(refs, items, 0.0, size)))
+            else:
+                levels.append(code.let(f"LevelStats({code.lit(refs)}, {items}, 0.0, {size})"))
         else:
-            items, empty = code.data(profile[-1]), code.own_empty(profile)
-            h = profile[-1].hist
-            if h is not None:
-                coords = code.let(f"{h} if {h} is not None and len({h}) == {size} else None")
-        args = (refs, items, empty, size, coords)
-        if all(not isinstance(x, str) for x in args):
-            levels.append(code.const(LevelStats(*args)))
-        else:
-            levels.append(code.let(f"LevelStats({', '.join(code.lit(x) for x in args)})"))
+            last = profile[-1]
+            items, empty = code.data(last), code.own_empty(profile)
+            parent = fmt.levels[index - 1].size(fmt.shape) \
+                if index and fmt.levels[index - 1].format == "dense" else 0
+            args = ", ".join(code.lit(x) for x in (refs, items, empty))
+            levels.append(code.let(f"rules.written_level({args}, {size}, "
+                                   f"{code.lit(last.hist)}, {code.lit(last.sizes)}, {parent})"))
         refs = items
     values = written.get((result, None))
     count = values[-1].items if values is not None else refs

@@ -71,14 +71,18 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     return np.where(ok, np.exp(log), 0.0)
 
 
-def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
+def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray,
+         population: float) -> tuple[np.ndarray, np.ndarray]:
     """Per key ``c``: the expected fibers holding it, ``Σ_i weights[i] (1 − misses[i, c])``
-    over fibers of ``draws[i]`` coordinates. Keys sharing ``q`` (measured counts take few
+    over fibers of ``draws[i]`` coordinates; and per fiber size ``i`` the expected keys of
+    one such fiber, ``Σ_c (1 − misses[i, c])``. Keys sharing ``q`` (measured counts take few
     values) are evaluated once."""
     if q.size > UNIQUE_ABOVE:
-        unique, index = np.unique(q, return_inverse=True)
-        return (weights.sum() - weights @ misses(draws, unique, population))[index]
-    return weights.sum() - weights @ misses(draws, q, population)
+        unique, index, counts = np.unique(q, return_inverse=True, return_counts=True)
+        kept = 1.0 - misses(draws, unique, population)
+        return (weights @ kept)[index], kept @ counts
+    kept = 1.0 - misses(draws, q, population)
+    return weights @ kept, kept.sum(axis=1)
 
 
 UNIQUE_ABOVE = 64

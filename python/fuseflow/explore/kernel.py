@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fuseflow.explore.compiled import _TOTALS, CompiledKernel, Unsupported
 from fuseflow.explore.prediction import KernelPrediction
-from fuseflow.explore.rules import RuleContext, apply
+from fuseflow.explore.rules import RuleContext, apply, written_level
 from fuseflow.explore.stats import LevelStats, TensorStats
 from fuseflow.explore.streams import Profile, own_empty
 from fuseflow.sim.arch import Arch
@@ -187,14 +187,15 @@ def _written(ctx: RuleContext, result: int) -> TensorStats:
     for lv, spec in enumerate(fmt.levels):
         size = spec.size(fmt.shape)
         profile = ctx.written.get((result, lv))
-        coords = None
         if spec.format == "dense" or profile is None:
-            items, empty = refs * size, 0.0
+            items = refs * size
+            levels.append(LevelStats(refs, items, 0.0, size))
         else:
-            items, empty = profile[-1].data, own_empty(profile)
-            if profile[-1].hist is not None and len(profile[-1].hist) == size:
-                coords = profile[-1].hist
-        levels.append(LevelStats(refs, items, empty, size, coords))
+            items = profile[-1].data
+            parent = fmt.levels[lv - 1].size(fmt.shape) \
+                if lv and fmt.levels[lv - 1].format == "dense" else 0
+            levels.append(written_level(refs, items, own_empty(profile), size,
+                                        profile[-1].hist, profile[-1].sizes, parent))
         refs = items
     values = ctx.written.get((result, None))
     written = values[-1].items if values is not None else refs

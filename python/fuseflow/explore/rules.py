@@ -16,7 +16,7 @@ import numpy as np
 
 from fuseflow.explore.joins import distinct, fold, held
 from fuseflow.explore.prediction import BlockPrediction
-from fuseflow.explore.stats import TensorStats
+from fuseflow.explore.stats import LevelStats, TensorStats
 from fuseflow.explore.streams import ROOT, Level, Profile, fibers, own_empty, tokens
 from fuseflow.sim.formats import TensorFormat
 from fuseflow.sim.graph import Block
@@ -204,7 +204,7 @@ def _spacc(block, ins, ctx, out):
     above, reduced = values[r - 1], values[r]
     nonempty = max(above.items - max(reduced.bare - above.bare, 0.0), 0.0)
     draws = reduced.items / nonempty if nonempty else 0.0
-    weights, by_size = _fiber_sizes(reduced, nonempty, draws)
+    weights, by_size, member = _fiber_sizes(reduced, nonempty, draws)
     out.ops = values[-1].data
     out.steps = tokens(values)
     levels: list[Level] = []
@@ -219,18 +219,21 @@ def _spacc(block, ins, ctx, out):
             # fiber of `draws` items keeps c unless every one misses it.
             # Averaged over the fibers' sizes (the formula is concave in the size).
             q = np.minimum(crd.hist / reduced.items, 1.0)
-            hist = held(weights, by_size, q, reduced.size)
+            hist, per_fiber = held(weights, by_size, q, reduced.size)
             keys = float(hist.sum())
         else:
             per_item = crd.data / reduced.items if reduced.items else 0.0
-            keys = float(sum(w * distinct(d, per_item, space)
-                             for w, d in zip(weights, by_size)))
+            per_fiber = np.array([distinct(d, per_item, space) for d in by_size])
+            keys = float(weights @ per_fiber)
+        sizes = None
         if j == 0:
             empty_below = own_empty(ins[0]) / reduced.items if reduced.items else 0.0
             empty = (above.items - nonempty) + float(weights @ (empty_below ** by_size))
+            if member is not None:
+                sizes = _key_sizes(reduced.sizes[0], per_fiber, member, keys)
         else:
             empty = 0.0
-        level = parent.child(keys, empty, size=crd.size, hist=hist)
+        level = parent.child(keys, empty, size=crd.size, hist=hist, sizes=sizes)
         levels.append(level)
         parent = level
     z = values[-1].nonzero
@@ -243,6 +246,22 @@ def _spacc(block, ins, ctx, out):
     return outs
 
 
+def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member: np.ndarray,
+               keys: float) -> tuple | None:
+    """The :attr:`Level.sizes` of an accumulator's first key level: under each coordinate of
+    the level above, the keys of a fiber of that coordinate's size (``per_fiber`` of its size
+    group ``member``; none for an empty fiber), scaled to add up to ``keys``. A result written
+    from it keeps its fibers' sizes (``by_parent``), so the next kernel's accumulator averages
+    over them too instead of applying itself to the mean fiber."""
+    groups = np.append(per_fiber, 0.0)
+    index = np.where(member >= 0, member, len(per_fiber))
+    each = groups[index]
+    total = float(weights @ each)
+    if not total:
+        return None
+    return (weights, each, keys / total, (groups, index))
+
+
 SIZE_BINS = 64
 """Fiber sizes an accumulator's keys are averaged over (more distinct sizes are binned)."""
 
@@ -250,9 +269,11 @@ _BIN_EDGES = np.linspace(0.0, 1.0, SIZE_BINS + 1)[1:-1]
 
 
 def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
-    """``(weights, sizes)`` of the fibers an accumulator merges: their measured sizes when the
-    reduced level knows them (and they add up to its items), else ``nonempty`` fibers of the
-    mean size ``draws``."""
+    """``(weights, sizes, member)`` of the fibers an accumulator merges: their measured sizes
+    when the reduced level knows them (and they add up to its items), else ``nonempty``
+    fibers of the mean size ``draws``. ``member`` maps each coordinate of the level above
+    (the index of :attr:`Level.sizes`) to its entry of ``sizes`` (-1: no fiber, or an empty
+    one), or is None."""
     if reduced.sizes is not None and reduced.items:
         weights, sizes, scale, groups = reduced.sizes
         total = float(weights @ sizes) * scale
@@ -262,6 +283,7 @@ def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
             grouped = np.bincount(index, weights=weights, minlength=len(unique))
             unique = unique * scale
             keep = (grouped > 0) & (unique > 0)
+            position = np.where(keep, np.cumsum(keep) - 1, -1)
             grouped, unique = grouped[keep], unique[keep]
             if len(unique) > SIZE_BINS:
                 # Sizes in bins of about equal weight, each at its mean size.
@@ -271,9 +293,42 @@ def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
                 mass = np.bincount(bin_of, weights=grouped * unique, minlength=SIZE_BINS)
                 used = total > 0
                 grouped, unique = total[used], mass[used] / total[used]
+                renumber = np.cumsum(used) - 1
+                position = np.where(position >= 0, renumber[bin_of[position]], -1)
             scale = nonempty / grouped.sum() if grouped.sum() else 0.0
-            return grouped * scale, unique
-    return np.array([nonempty]), np.array([draws])
+            return grouped * scale, unique, position[index]
+    return np.array([nonempty]), np.array([draws]), None
+
+
+def written_level(refs: float, items: float, empty: float, size: int, hist, sizes,
+                  parent_size: int) -> LevelStats:
+    """The statistics of a written level of a kernel result: ``refs`` fibers, ``items``
+    coordinates, ``empty`` empty fibers, the histogram of its coordinates (``hist``, when it
+    spans the level) and, under a dense level of ``parent_size`` coordinates
+    (``parent_size`` 0 otherwise), its fibers' sizes per parent coordinate when the stream
+    knew them (:attr:`Level.sizes`, e.g. an accumulator's keys per row): ``by_parent``
+    scaled to the written ``items``, ``empty_by_parent`` 1 for a coordinate whose fibers are
+    empty and the remaining empty fibers spread over the others."""
+    coords = hist if hist is not None and len(hist) == size else None
+    if sizes is None or not parent_size or not items or len(sizes[0]) != parent_size:
+        return LevelStats(refs, items, empty, size, coords)
+    weights, each, scale, groups = sizes
+    per = refs / parent_size                    # stored fibers under each parent coordinate
+    total = float(each.sum()) * per
+    if not total or abs(float(weights @ each) * scale - items) > 0.01 * items:
+        return LevelStats(refs, items, empty, size, coords)
+    factor = items / total
+    by_parent = each * factor
+    zero = by_parent <= 0.0
+    nonzero = parent_size - int(np.count_nonzero(zero))
+    rest = max(empty - per * (parent_size - nonzero), 0.0)
+    share = min(rest / (per * nonzero), 1.0) if nonzero else 0.0
+    empty_by_parent = np.where(zero, 1.0, share)
+    if groups is None:
+        groups = np.unique(by_parent, return_inverse=True)
+    else:
+        groups = (groups[0] * factor, groups[1])
+    return LevelStats(refs, items, empty, size, coords, by_parent, empty_by_parent, groups)
 
 
 def _crddrop(block, ins, ctx, out):
