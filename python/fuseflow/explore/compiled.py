@@ -142,6 +142,14 @@ class _Code:
             return b
         return self.let(f"{self.lit(a)} * {self.lit(b)}")
 
+    def div(self, a, b):
+        """``a / b`` (``b`` nonzero)."""
+        if isinstance(a, float) and isinstance(b, float):
+            return a / b
+        if isinstance(b, float) and b == 1.0:
+            return a
+        return self.let(f"{self.lit(a)} / {self.lit(b)}")
+
     def div0(self, a, b):
         """``a / b if b else 0.0``."""
         if isinstance(b, float):
@@ -508,8 +516,10 @@ def _emit(block: Block, ins, code: _Code, counters, written, formats, stats_leve
         for p in lanes[1:]:
             steps = code.add(steps, code.tokens(p[-1]))
         return [lanes[0][:-1] + (first.with_(items=items, nulls=nulls, hist=hist),)], steps, 1.0
-    if kind in ("intersect", "union", "spacc"):
-        return _emit_reference(block, ins, code, counters)
+    if kind in ("intersect", "union"):
+        return _emit_joiner(block, ins, code)
+    if kind == "spacc":
+        return _emit_spacc(block, ins, code, counters)
     raise Unsupported(f"{block.name}: no compiled rule for '{kind}' blocks")
 
 
@@ -609,6 +619,110 @@ def _emit_reference(block, ins, code: _Code, counters):
             outs.append(head + tuple(new[:j + 1]))
         final = _from_obj(code, code.let(f"{last}[-1]"))
         outs.append(head + tuple(new[:-1]) + (final,))
+    return outs, steps, burst
+
+
+def _tuple(code: _Code, items) -> str:
+    return "(" + "".join(code.lit(x) + ", " for x in items) + ")"
+
+
+def _emit_joiner(block, ins, code: _Code):
+    """``rules._joiner`` inline: the scalar arithmetic emitted, the counts by
+    ``rules.join_counts`` and the thinned fiber sizes by ``rules.thin_sizes``."""
+    groups = block.attrs.get("ref_groups")
+    groups = [int(g) for g in groups] if groups else [1] * (len(ins) // 2)
+    k = len(groups)
+    lasts = [p[-1] for p in ins[:k]]
+    union = block.kind == "union"
+    profile = ins[0]
+    if len(profile) < 2:
+        raise Unsupported(f"{block.name}: a joiner of root streams")
+    parent = profile[-2]
+    n = parent.items
+    datas = [code.data(last) for last in lasts]
+    widest = code.div(code.max(*datas), code.max(n, 1.0))
+    size = code.max(*[last.size for last in lasts], widest, 1.0)
+    operands = []
+    for p, data in zip(ins[:k], datas):
+        nonempty = code.sub(n, code.own_empty(p))
+        share = code.div0(nonempty, n)
+        if isinstance(nonempty, float) and isinstance(data, float):
+            each = data / nonempty if nonempty > 0 else 0.0
+        else:
+            each = code.let(f"{code.lit(data)} / {code.lit(nonempty)} "
+                            f"if {code.lit(nonempty)} > 0 else 0.0")
+        operands.append(_tuple(code, (share, each)))
+    arrays = [_tuple(code, (last.hist, data, last.size)) for last, data in zip(lasts, datas)]
+    pj, items, merged, hist = (code.fresh() for _ in range(4))
+    listed = "".join(o + ", " for o in operands), "".join(a + ", " for a in arrays)
+    code.block((pj, items, merged, hist),
+               f"{pj}, {items}, {merged}, {hist} = rules.join_counts(({listed[0]}), "
+               f"{code.lit(size)}, {union}, {code.lit(n)}, ({listed[1]}))")
+    sizes = None
+    if not union and any(last.sizes is not None for last in lasts):
+        pairs = [_tuple(code, (last.sizes, data)) for last, data in zip(lasts, datas)]
+        sizes = code.let(f"rules.thin_sizes(({''.join(x + ', ' for x in pairs)}), {items})")
+    empty = code.mul(n, code.sub(1.0, pj))
+    level = _Sym(items, 0.0, code.add(parent.items, parent.bare), code.add(empty, parent.bare),
+                 size, 1.0, hist, sizes)
+    steps = merged
+    for last in lasts:
+        steps = code.add(steps, last.nulls)
+    steps = code.add(code.add(steps, level.stops), 1.0)
+    outs = [profile[:-1] + (level,)]
+    port = k
+    for data, g in zip(datas, groups):
+        nulls = code.max(code.sub(items, data), 0.0) if union else 0.0
+        for value in ins[port:port + g]:
+            outs.append(profile[:-1] + (level.with_(nulls=nulls, nonzero=value[-1].nonzero),))
+        port += g
+    return outs, steps, 1.0
+
+
+def _emit_spacc(block, ins, code: _Code, counters):
+    """``rules._spacc`` inline: the scalar arithmetic emitted, the key levels by
+    ``rules.accumulate``."""
+    n = int(block.attrs.get("order", len(ins) - 1))
+    values = ins[n]
+    r = len(values) - n - 1
+    if r < 1:
+        raise Unsupported(f"{block.name}: spacc without a reduced level")
+    above, reduced = values[r - 1], values[r]
+    nonempty = code.max(code.sub(above.items, code.max(code.sub(reduced.bare, above.bare),
+                                                       0.0)), 0.0)
+    draws = code.div0(reduced.items, nonempty)
+    empty_below = code.div0(code.own_empty(ins[0]), reduced.items)
+    counters["ops"] = code.data(values[-1])
+    steps = code.tokens(values[-1])
+    crds = [ins[j][-1] for j in range(n)]
+    arrays = [_tuple(code, (c.hist, code.data(c), c.size)) for c in crds]
+    names = [code.fresh() for _ in range(4 * n)]
+    args = ", ".join(code.lit(x) for x in (reduced.items, reduced.size, reduced.sizes,
+                                           above.items, nonempty, draws, empty_below))
+    code.block(tuple(names), f"{', '.join(names)}, = rules.accumulate({args}, "
+                             f"({''.join(a + ', ' for a in arrays)}))")
+    levels = []
+    parent = above
+    for j, crd in enumerate(crds):
+        keys, empty, hist, sizes = names[4 * j:4 * j + 4]
+        if j:
+            hist = sizes = None                 # rules.accumulate: only the first level's
+        level = _Sym(keys, 0.0, code.add(parent.items, parent.bare),
+                     code.add(empty, parent.bare), crd.size, 1.0, hist, sizes)
+        levels.append(level)
+        parent = level
+    z = values[-1].nonzero
+    if isinstance(draws, float) and not draws:
+        merged = z
+    else:
+        merged = code.let(f"-math.expm1({code.lit(draws)} * math.log1p(-min({code.lit(z)}, "
+                          f"1.0 - 1e-12))) if {code.lit(draws)} else {code.lit(z)}")
+    head = values[:r]
+    burst = code.max(code.div(code.tokens(levels[-1]), code.max(reduced.stops, 1.0)), 1.0)
+    outs = [head + tuple(levels[:j + 1]) for j in range(n)]
+    final = levels[-1].with_(nonzero=code.let(f"min({code.lit(merged)}, 1.0)")
+                             if isinstance(merged, str) else min(merged, 1.0))
+    outs.append(head + tuple(levels[:-1]) + (final,))
     return outs, steps, burst
 
 

@@ -56,34 +56,55 @@ def distinct(draws: float, per_draw: float, space: float) -> float:
 def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     """``[i, c]``: probability that a fiber of ``draws[i]`` distinct coordinates, out of the
     ``population`` coordinates of its level, misses key ``c``, which ``n_c = q[c] ·
-    population`` of them hold: the hypergeometric ``C(J − n_c, d) / C(J, d)`` (the
-    coordinates of a fiber are drawn without replacement; the binomial ``(1 − q)^d`` is its
-    limit for ``J ≫ d`` and undercounts the keys of fibers that cover much of their level)."""
+    population`` of them hold (``0 <= q <= 1``): the hypergeometric ``C(J − n_c, d) / C(J,
+    d)`` (the coordinates of a fiber are drawn without replacement; the binomial
+    ``(1 − q)^d`` is its limit for ``J ≫ d`` and undercounts the keys of fibers that cover
+    much of their level)."""
     d = np.asarray(draws, dtype=float)[:, None]
     J = float(population)
-    if J < max(float(d.max(initial=0.0)), 1.0):          # population unknown: binomial
+    if J < max(float(d.max()) if d.size else 0.0, 1.0):  # population unknown: binomial
         return np.exp(d * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
-    n = np.minimum(q, 1.0) * J
-    rest = J - n - d + 1.0                                # C(J-n, d) = 0 when rest < 1
-    ok = rest >= 1.0
-    log = (gammaln(J - n + 1.0) - gammaln(J + 1.0)) + gammaln(J - d + 1.0) \
-        - gammaln(np.where(ok, rest, 1.0))
-    return np.where(ok, np.exp(log), 0.0)
+    top = (J + 1.0) - q * J                               # J − n_c + 1
+    rest = top - d                                        # C(J-n, d) = 0 when rest < 1
+    log = (gammaln(top) - gammaln(np.maximum(rest, 1.0))) \
+        + (gammaln(J - d + 1.0) - math.lgamma(J + 1.0))
+    out = np.exp(log)
+    out[rest < 1.0] = 0.0
+    return out
 
 
 def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray,
          population: float) -> tuple[np.ndarray, np.ndarray]:
     """Per key ``c``: the expected fibers holding it, ``Σ_i weights[i] (1 − misses[i, c])``
     over fibers of ``draws[i]`` coordinates; and per fiber size ``i`` the expected keys of
-    one such fiber, ``Σ_c (1 − misses[i, c])``. Keys sharing ``q`` (measured counts take few
-    values) are evaluated once."""
-    if q.size > UNIQUE_ABOVE:
+    one such fiber, ``Σ_c (1 − misses[i, c])``. When the matrix would be large, keys sharing
+    ``q`` (measured counts take few values) are evaluated once."""
+    if q.size * len(draws) > UNIQUE_ABOVE:
         unique, index, counts = np.unique(q, return_inverse=True, return_counts=True)
-        kept = 1.0 - misses(draws, unique, population)
-        return (weights @ kept)[index], kept @ counts
+        if 2 * len(unique) < q.size:
+            kept = 1.0 - misses(draws, unique, population)
+            return (weights @ kept)[index], kept @ counts
+    if len(draws) == 1:
+        kept = 1.0 - _misses_one(float(draws[0]), q, float(population))
+        return kept * float(weights[0]), np.array([float(_sum(kept))])
     kept = 1.0 - misses(draws, q, population)
-    return weights @ kept, kept.sum(axis=1)
+    return weights @ kept, _sum(kept, axis=1)
 
 
-UNIQUE_ABOVE = 64
-"""Keys beyond which :func:`held` evaluates each distinct ``q`` once."""
+def _misses_one(d: float, q: np.ndarray, J: float) -> np.ndarray:
+    """:func:`misses` of one fiber size ``d`` (a vector over the keys; fewer array calls)."""
+    if J < max(d, 1.0):
+        return np.exp(d * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+    top = (J + 1.0) - q * J
+    rest = top - d
+    out = np.exp(gammaln(top) - gammaln(np.maximum(rest, 1.0))
+                 + (math.lgamma(J - d + 1.0) - math.lgamma(J + 1.0)))
+    out[rest < 1.0] = 0.0
+    return out
+
+
+_sum = np.add.reduce
+
+UNIQUE_ABOVE = 2048
+"""Matrix entries (fiber sizes × keys) beyond which :func:`held` evaluates each distinct
+``q`` once (when that halves the keys)."""

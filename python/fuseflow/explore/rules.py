@@ -101,52 +101,115 @@ def _repeat(block, ins, ctx, out):
 
 
 def _joiner(block, ins, ctx, out):
-    groups = [int(g) for g in block.attrs.get("ref_groups") or [1] * (len(ins) // 2)]
-    crds = ins[:len(groups)]
+    groups = block.attrs.get("ref_groups")
+    groups = [int(g) for g in groups] if groups else [1] * (len(ins) // 2)
+    k = len(groups)
+    lasts = [p[-1] for p in ins[:k]]
     union = block.kind == "union"
-    profile = crds[0]
+    profile = ins[0]
     parent = profile[-2]
     n_fibers = fibers(profile)
-    widest = max(p[-1].data for p in crds) / max(n_fibers, 1.0)
-    size = max(max(p[-1].size for p in crds), widest, 1.0)
+    datas = [last.items - last.nulls for last in lasts]
+    size = max(max(last.size for last in lasts), max(datas) / max(n_fibers, 1.0), 1.0)
     operands = []
-    for p in crds:
-        empty = own_empty(p)
-        nonempty = n_fibers - empty
+    for p, data in zip(ins[:k], datas):
+        nonempty = n_fibers - own_empty(p)
         operands.append((nonempty / n_fibers if n_fibers else 0.0,
-                         p[-1].data / nonempty if nonempty > 0 else 0.0))
-    pj, aj = fold(operands, size, union)
-    pu, au = fold(operands, size, True)
-    hist = None
-    if any(p[-1].hist is not None for p in crds) and n_fibers:
-        # Per coordinate c, a fiber holds c with probability hist(c) / fibers.
-        present = [np.minimum(p[-1].histogram() / n_fibers, 1.0) for p in crds]
-        if len({len(h) for h in present}) == 1:
-            hit, miss = present[0], 1.0 - present[0]
-            for h in present[1:]:
-                hit, miss = hit * h, miss * (1.0 - h)
-            anyof = 1.0 - miss
-            hist = n_fibers * (anyof if union else hit)
-            joined, merged = float(hist.sum()), float(n_fibers * anyof.sum())
-            aj = joined / (n_fibers * pj) if pj else 0.0
-            au = merged / (n_fibers * pu) if pu else 0.0
-    items = n_fibers * pj * aj
-    sizes = None
-    known = [p[-1] for p in crds if p[-1].sizes is not None and p[-1].data]
-    if known and not union:
-        # The joined fibers thin the known ones uniformly.
-        weights, each, scale, by_size = known[0].sizes
-        sizes = (weights, each, scale * (items / known[0].data), by_size)
+                         data / nonempty if nonempty > 0 else 0.0))
+    pj, items, merged, hist = join_counts(
+        operands, size, union, n_fibers, [(last.hist, data, last.size)
+                                          for last, data in zip(lasts, datas)])
+    sizes = None if union else thin_sizes([(last.sizes, data) for last, data in
+                                            zip(lasts, datas)], items)
     level = parent.child(items, n_fibers * (1.0 - pj), size=size, hist=hist, sizes=sizes)
-    out.steps = n_fibers * pu * au + sum(p[-1].nulls for p in crds) + level.stops + 1.0
+    out.steps = merged + sum(last.nulls for last in lasts) + level.stops + 1.0
     outs = [profile[:-1] + (level,)]
-    port = len(groups)
-    for crd, g in zip(crds, groups):
-        nulls = max(items - crd[-1].data, 0.0) if union else 0.0
+    port = k
+    for data, g in zip(datas, groups):
+        nulls = max(items - data, 0.0) if union else 0.0
         for value in ins[port:port + g]:
             outs.append(profile[:-1] + (level.with_(nulls=nulls, nonzero=value[-1].nonzero),))
         port += g
     return outs
+
+
+def join_counts(operands, size: float, union: bool, n_fibers: float, arrays):
+    """``(p, items, merged, hist)`` of a join of ``n_fibers`` fibers: the probability that a
+    joined fiber is nonempty, the joined items, the items of the operands' union (the
+    joiner's steps) and the joined coordinates' histogram. ``operands``: ``(p_i, a_i)``
+    (nonempty with ``p_i``, then ``a_i`` coordinates) for the density model (``joins.fold``);
+    ``arrays``: ``(hist_i, data_i, size_i)``, used when an operand has a histogram (a fiber
+    holds coordinate ``c`` with probability ``hist_i(c) / fibers``)."""
+    joined = None
+    if n_fibers and any(a[0] is not None for a in arrays):
+        joined = _joined_hist(arrays, n_fibers, union)
+    if joined is None:
+        pj, aj = fold(operands, size, union)
+        pu, au = fold(operands, size, True)
+        return pj, n_fibers * pj * aj, n_fibers * pu * au, None
+    hist, items, merged = joined
+    if union:
+        miss = 1.0
+        for q, _ in operands:
+            miss *= 1.0 - q
+        pj = 1.0 - miss
+    else:
+        pj = fold(operands, size, False)[0]
+    return pj, items if pj else 0.0, merged, hist
+
+
+def thin_sizes(operands, items: float):
+    """The fiber sizes (:attr:`Level.sizes`) of an intersection: the first operand's that
+    knows them (``(sizes, data)`` per operand), thinned uniformly to ``items``."""
+    for sizes, data in operands:
+        if sizes is not None and data:
+            weights, each, scale, by_size = sizes
+            return (weights, each, scale * (items / data), by_size)
+    return None
+
+
+def _joined_hist(arrays, n_fibers: float, union: bool):
+    """``(hist, items, merged)`` of a join from its operands' histograms (an operand without
+    one spread uniformly over its ``size``), or None when their lengths differ: a fiber holds
+    coordinate ``c`` of operand ``i`` with probability ``x_i(c) = h_i(c) / fibers``; the
+    join holds it with ``Π x_i`` (intersection) or ``1 − Π (1 − x_i)`` (union); ``merged``
+    is the union's items."""
+    inv = 1.0 / n_fibers
+    present, length = [], None
+    for h, data, size in arrays:
+        if h is None:
+            m = max(int(round(size)), 1)
+            x = min(data / m * inv, 1.0)           # uniform: a scalar, summed as m of them
+        else:
+            m = len(h)
+            x = np.minimum(h * inv, 1.0)
+        if length is not None and m != length:
+            return None
+        length = m
+        present.append(x)
+    if len(present) == 2:
+        x1, x2 = present
+        hit = x1 * x2
+        s1, s2, sh = (float(_sum(x)) if isinstance(x, np.ndarray) else x * length
+                      for x in (x1, x2, hit))
+        anyof = s1 + s2 - sh
+        hist = ((x1 + x2 - hit) if union else hit) * n_fibers
+        if not isinstance(hist, np.ndarray):
+            hist = np.full(length, hist)
+        return hist, n_fibers * (anyof if union else sh), n_fibers * anyof
+    hit, miss = present[0], 1.0 - present[0]
+    for x in present[1:]:
+        hit, miss = hit * x, miss * (1.0 - x)
+    anyof = 1.0 - miss
+    hist = n_fibers * (anyof if union else hit)
+    if not isinstance(hist, np.ndarray):
+        hist = np.full(length, hist)
+    merged = n_fibers * (float(_sum(anyof)) if isinstance(anyof, np.ndarray)
+                         else anyof * length)
+    return hist, float(_sum(hist)), merged
+
+
+_sum = np.add.reduce
 
 
 def _array(block, ins, ctx, out):
@@ -204,35 +267,16 @@ def _spacc(block, ins, ctx, out):
     above, reduced = values[r - 1], values[r]
     nonempty = max(above.items - max(reduced.bare - above.bare, 0.0), 0.0)
     draws = reduced.items / nonempty if nonempty else 0.0
-    weights, by_size, member = _fiber_sizes(reduced, nonempty, draws)
+    empty_below = own_empty(ins[0]) / reduced.items if reduced.items else 0.0
     out.ops = values[-1].data
     out.steps = tokens(values)
+    crds = [ins[j][-1] for j in range(n)]
+    counts = accumulate(reduced.items, reduced.size, reduced.sizes, above.items, nonempty,
+                        draws, empty_below, [(c.hist, c.data, c.size) for c in crds])
     levels: list[Level] = []
-    space = 1.0
     parent = above
-    for j in range(n):
-        crd = ins[j][-1]
-        space *= max(crd.size, 1.0)
-        hist = None
-        if j == 0 and crd.hist is not None and reduced.items:
-            # Each reduced item holds coordinate c with probability hist(c) / items; a
-            # fiber of `draws` items keeps c unless every one misses it.
-            # Averaged over the fibers' sizes (the formula is concave in the size).
-            q = np.minimum(crd.hist / reduced.items, 1.0)
-            hist, per_fiber = held(weights, by_size, q, reduced.size)
-            keys = float(hist.sum())
-        else:
-            per_item = crd.data / reduced.items if reduced.items else 0.0
-            per_fiber = np.array([distinct(d, per_item, space) for d in by_size])
-            keys = float(weights @ per_fiber)
-        sizes = None
-        if j == 0:
-            empty_below = own_empty(ins[0]) / reduced.items if reduced.items else 0.0
-            empty = (above.items - nonempty) + float(weights @ (empty_below ** by_size))
-            if member is not None:
-                sizes = _key_sizes(reduced.sizes[0], per_fiber, member, keys)
-        else:
-            empty = 0.0
+    for j, crd in enumerate(crds):
+        keys, empty, hist, sizes = counts[4 * j:4 * j + 4]
         level = parent.child(keys, empty, size=crd.size, hist=hist, sizes=sizes)
         levels.append(level)
         parent = level
@@ -246,15 +290,53 @@ def _spacc(block, ins, ctx, out):
     return outs
 
 
+def accumulate(items: float, size: float, sizes, above: float, nonempty: float, draws: float,
+               empty_below: float, crds) -> tuple:
+    """The key levels of a sparse accumulator that merges ``nonempty`` fibers (of ``draws``
+    items on average, or of the measured ``sizes``, :attr:`Level.sizes`) of a reduced level
+    of ``items`` coordinates out of ``size``, under ``above`` items; ``empty_below``: the
+    share of reduced items whose first key level is empty; ``crds``: ``(hist, data, size)``
+    of each key level's input. Returns ``(keys, empty, hist, sizes)`` of each key level,
+    flattened."""
+    weights, by_size, member = _fiber_sizes(sizes, items, nonempty, draws)
+    out = []
+    space = 1.0
+    for j, (h, data, crd_size) in enumerate(crds):
+        space *= max(crd_size, 1.0)
+        hist = None
+        if j == 0 and h is not None and items:
+            # Each reduced item holds coordinate c with probability hist(c) / items; a
+            # fiber of `draws` items keeps c unless every one misses it.
+            # Averaged over the fibers' sizes (the formula is concave in the size).
+            q = np.minimum(h * (1.0 / items), 1.0)
+            hist, per_fiber = held(weights, by_size, q, size)
+            keys = float(_sum(hist))
+        else:
+            per_item = data / items if items else 0.0
+            per_fiber = np.array([distinct(d, per_item, space) for d in by_size])
+            keys = float(weights @ per_fiber)
+        key_sizes = None
+        if j == 0:
+            empty = (above - nonempty) + (float(weights @ (empty_below ** by_size))
+                                          if empty_below or not draws else 0.0)
+            if member is not None:
+                key_sizes = _key_sizes(sizes[0], per_fiber, member, keys)
+        else:
+            empty = 0.0
+        out += (keys, empty, hist, key_sizes)
+    return tuple(out)
+
+
 def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member: np.ndarray,
                keys: float) -> tuple | None:
     """The :attr:`Level.sizes` of an accumulator's first key level: under each coordinate of
     the level above, the keys of a fiber of that coordinate's size (``per_fiber`` of its size
-    group ``member``; none for an empty fiber), scaled to add up to ``keys``. A result written
-    from it keeps its fibers' sizes (``by_parent``), so the next kernel's accumulator averages
-    over them too instead of applying itself to the mean fiber."""
-    groups = np.append(per_fiber, 0.0)
-    index = np.where(member >= 0, member, len(per_fiber))
+    group ``member``; none where no fiber is merged, ``weights`` 0), scaled to add up to
+    ``keys``. A result written from it keeps its fibers' sizes (``by_parent``), so the next
+    kernel's accumulator averages over them too instead of applying itself to the mean
+    fiber."""
+    groups = np.concatenate((per_fiber, _ZERO))
+    index = np.where(weights > 0.0, member, len(per_fiber))
     each = groups[index]
     total = float(weights @ each)
     if not total:
@@ -266,37 +348,37 @@ SIZE_BINS = 64
 """Fiber sizes an accumulator's keys are averaged over (more distinct sizes are binned)."""
 
 _BIN_EDGES = np.linspace(0.0, 1.0, SIZE_BINS + 1)[1:-1]
+_ZERO = np.zeros(1)
 
 
-def _fiber_sizes(reduced: Level, nonempty: float, draws: float):
+def _fiber_sizes(known, items: float, nonempty: float, draws: float):
     """``(weights, sizes, member)`` of the fibers an accumulator merges: their measured sizes
-    when the reduced level knows them (and they add up to its items), else ``nonempty``
-    fibers of the mean size ``draws``. ``member`` maps each coordinate of the level above
-    (the index of :attr:`Level.sizes`) to its entry of ``sizes`` (-1: no fiber, or an empty
-    one), or is None."""
-    if reduced.sizes is not None and reduced.items:
-        weights, sizes, scale, groups = reduced.sizes
+    when the reduced level knows them (``known``, its :attr:`Level.sizes`, adding up to its
+    ``items``), else ``nonempty`` fibers of the mean size ``draws``. ``member`` maps each
+    coordinate of the level above (the index of :attr:`Level.sizes`) to its entry of
+    ``sizes``, or is None. Sizes of no weight, or of no coordinates, get weight 0."""
+    if known is not None and items:
+        weights, sizes, scale, groups = known
         total = float(weights @ sizes) * scale
-        if abs(total - reduced.items) <= 0.01 * reduced.items:
+        if abs(total - items) <= 0.01 * items:
             unique, index = groups if groups is not None else np.unique(sizes,
                                                                         return_inverse=True)
             grouped = np.bincount(index, weights=weights, minlength=len(unique))
             unique = unique * scale
-            keep = (grouped > 0) & (unique > 0)
-            position = np.where(keep, np.cumsum(keep) - 1, -1)
-            grouped, unique = grouped[keep], unique[keep]
+            grouped[unique <= 0.0] = 0.0
             if len(unique) > SIZE_BINS:
-                # Sizes in bins of about equal weight, each at its mean size.
-                edges = np.searchsorted(np.cumsum(grouped) / grouped.sum(), _BIN_EDGES)
-                bin_of = np.searchsorted(edges, np.arange(len(unique)), side="right")
+                # Sizes (ascending) in bins of about equal weight, each at its mean size.
+                order = np.argsort(unique)
+                ranked = grouped[order]
+                edges = np.searchsorted(np.cumsum(ranked) / ranked.sum(), _BIN_EDGES)
+                bin_of = np.empty(len(unique), dtype=np.intp)
+                bin_of[order] = np.searchsorted(edges, np.arange(len(unique)), side="right")
                 total = np.bincount(bin_of, weights=grouped, minlength=SIZE_BINS)
                 mass = np.bincount(bin_of, weights=grouped * unique, minlength=SIZE_BINS)
-                used = total > 0
-                grouped, unique = total[used], mass[used] / total[used]
-                renumber = np.cumsum(used) - 1
-                position = np.where(position >= 0, renumber[bin_of[position]], -1)
-            scale = nonempty / grouped.sum() if grouped.sum() else 0.0
-            return grouped * scale, unique, position[index]
+                unique = mass / np.where(total > 0.0, total, 1.0)
+                grouped, index = total, bin_of[index]
+            weight = float(_sum(grouped))
+            return grouped * (nonempty / weight if weight else 0.0), unique, index
     return np.array([nonempty]), np.array([draws]), None
 
 
