@@ -72,11 +72,22 @@ class Measured:
         return stats
 
 
-@dataclass(frozen=True)
 class _Estimated:
     """A value known by statistics only (a kernel result, or given as TensorStats)."""
 
-    known: TensorStats
+    __slots__ = ("known",)
+
+    def __init__(self, known: TensorStats):
+        self.known = known
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Estimated) and self.known == other.known
+
+    def __hash__(self) -> int:
+        return hash(self.known)
+
+    def __repr__(self) -> str:
+        return f"_Estimated({self.known!r})"
 
     def stats(self, fmt: TensorFormat) -> TensorStats:
         known = self.known

@@ -83,9 +83,9 @@ def run_compiled(program: CompiledKernel, graph: BlockGraph, inputs: list[Tensor
                  order: list[Block] | None, costs: dict) -> KernelPrediction:
     """The prediction of ``program`` (:func:`compiled_program` of ``graph``) on ``inputs``
     (kept by the prediction: pass a list the caller does not change)."""
-    values = program.run(inputs)
+    values = program._fn(inputs)
     return KernelPrediction(
-        graph.name, None, inputs, values[-1], totals=dict(zip(_TOTALS, values)),
+        graph.name, None, inputs, values[-1], values=values, names=_TOTALS,
         detail=lambda: predict_graph(graph, inputs, order=order, costs=costs, reference=True))
 
 

@@ -62,14 +62,23 @@ class KernelPrediction:
     def __init__(self, name: str, blocks: dict[str, BlockPrediction] | None,
                  inputs: list["TensorStats"], outputs: list["TensorStats"],
                  critical_path: list[str] | None = None, *, totals: dict | None = None,
-                 detail=None):
+                 detail=None, values: tuple | None = None, names: tuple | None = None):
         self.name = name
         self.inputs = inputs
         self.outputs = outputs
         self._blocks = blocks
         self._critical_path = critical_path
-        self._totals = totals
+        self._dict = totals
+        self._values = values           # the totals as values of ``names`` (made a dict on use)
+        self._names = names
         self._detail = detail
+
+    @property
+    def _totals(self) -> dict | None:
+        """The totals of the fast path (None for the reference walk)."""
+        if self._dict is None and self._values is not None:
+            self._dict = dict(zip(self._names, self._values))
+        return self._dict
 
     def _materialize(self) -> None:
         if self._blocks is None:

@@ -18,9 +18,11 @@ import numpy as np
 from fuseflow.sim.formats import FiberTree, TensorFormat
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class LevelStats:
-    """One storage level, as a scanner sees it when every parent reference is scanned once."""
+    """One storage level, as a scanner sees it when every parent reference is scanned once.
+    Treated as immutable (the cost model recognizes unchanged statistics by identity); not
+    frozen, which makes building one several times cheaper."""
 
     fibers: float
     """Fibers (parent references) of the level."""
@@ -51,9 +53,10 @@ class LevelStats:
         return self.empty / self.fibers if self.fibers else 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, unsafe_hash=True)
 class TensorStats:
-    """A tensor's format, per-level statistics, and its stored and nonzero values."""
+    """A tensor's format, per-level statistics, and its stored and nonzero values (treated as
+    immutable, like :class:`LevelStats`)."""
 
     fmt: TensorFormat
     levels: tuple[LevelStats, ...]
@@ -143,16 +146,23 @@ class DensityModel:
     def __call__(self, density: float) -> "TensorStats":
         if not 0.0 <= density <= 1.0:
             raise ValueError(f"density must be in [0, 1], got {density}")
+        # 1 - (1 - density)^n, the probability that n entries hold a nonzero, as
+        # -expm1(n * log1p(-density)) (1 for density 1, 0 for n 0).
+        log = math.log1p(-density) if density < 1.0 else None
+        expm1 = math.expm1
         levels = []
-        refs, nonempty_parent = 1.0, _nonempty(density, self._numel)
+        refs = 1.0
+        numel = self._numel
+        parent = (1.0 if log is None else -expm1(numel * log)) if numel > 0 else 0.0
         for prefixes, below, size, dense_level, dense in self._plan:
-            nonempty = prefixes * _nonempty(density, below)
+            nonempty = prefixes * ((1.0 if log is None else -expm1(below * log))
+                                   if below > 0 else 0.0)
             items = refs * size if dense_level else nonempty
-            empty = 0.0 if dense else max(refs - nonempty_parent, 0.0)
+            empty = 0.0 if dense else max(refs - parent, 0.0)
             levels.append(LevelStats(refs, items, empty, size))
-            refs, nonempty_parent = items, nonempty
+            refs, parent = items, nonempty
         values = 1.0 if self._bare else refs
-        return TensorStats(self.fmt, tuple(levels), values, density * self._numel)
+        return TensorStats(self.fmt, tuple(levels), values, density * numel)
 
 
 def _nonempty(density: float, entries: int) -> float:
