@@ -19,8 +19,6 @@ from fuseflow.sim.engines.fast_stream import (
 
 SCAN_BYTES_PER_TOKEN = 30
 """Peak bytes a scan allocates per output token (outputs, stamps and temporaries)."""
-FILL_CHUNK = 1 << 18
-"""Tokens per slice when filling dense fibers among other tokens (temporaries of this size)."""
 
 
 def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -33,30 +31,6 @@ def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     out = np.arange(total, dtype=dtype)
     out -= np.repeat((offsets - lo).astype(dtype), lengths)
     return out
-
-
-def fibers(tree, level: int, refs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Vectorized :meth:`FiberTree.fiber` of a compressed or singleton level: per-ref fiber
-    lengths, concatenated crds and child refs."""
-    fmt = tree.fmt
-    lv = fmt.levels[level]
-    if lv.format == "singleton":
-        if fmt.groups(level - 1):
-            starts = tree._run_starts(level - 1)
-            lo, hi = starts[refs], starts[refs + 1]
-        else:
-            lo, hi = refs, refs + 1
-    else:
-        lo, hi = tree.pos[level][refs], tree.pos[level][refs + 1]
-    crd = tree.crd[level]
-    if not fmt.groups(level):
-        children = ranges(lo, hi)
-        return hi - lo, crd[children], children
-    starts = tree._run_starts(level)
-    first = np.searchsorted(starts, lo, side="right") - 1
-    last = np.searchsorted(starts, hi, side="left")
-    rids = ranges(first, last)
-    return last - first, crd[starts[rids]], rids
 
 
 def unit_heads(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -90,69 +64,192 @@ def scan(ctx, ins):
         ensure_memory(ctx, len(refs) * size, SCAN_BYTES_PER_TOKEN)
         if size and np.count_nonzero(absorbed) == np.count_nonzero(code >= 0) and len(refs) == np.count_nonzero(owner):
             return _scan_dense_fibers(ctx, ins, refs, size)
-    if size is not None:  # dense: the fibers are filled in below, a few at a time
-        lengths = np.full(len(refs), size, dtype=np.int64)
-        crd_dtype = coordinate_dtype(max(size - 1, 0))
-        ref_dtype = index_dtype(*(((int(refs.max()) + 1) * size, int(refs.min()) * size) if len(refs) else (0, 0)))
+    if size is not None:  # dense, with N or bare stops: ref r's fiber is r*size .. r*size + size-1
+        lo = refs.astype(np.int64) * size
+        hi = lo + size
+        ref_dtype = index_dtype(*(((int(refs.max()) + 1) * size, int(refs.min()) * size)
+                                  if len(refs) else (0, 0)))
+        table = starts = None
     else:
         tree, lvl, fmt = level
         if tree.pos[lvl] is not None and len(refs):
-            ensure_memory(ctx, int((tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]).sum()), SCAN_BYTES_PER_TOKEN)
-        lengths, crds, children = fibers(tree, lvl, refs)
-        ctx.stats.crd_reads += len(crds)
-        if fmt != "singleton":
-            ctx.stats.ref_reads += 2 * len(refs)
-        crd_dtype = coordinate_dtype(*((int(crds.max()), int(crds.min())) if len(crds) else (0, 0)))
-        ref_dtype = index_dtype(int(children.max()) if len(children) else 0)
-    # steps per input token: data n+1 (coordinates, close), N 2 (N, close), bare stop 1, D 1
-    per = np.where(absorbed, 0, 1) + (code == EMPTY_CODE)
-    per[np.flatnonzero(data)] += lengths
-    first = np.cumsum(per) - per
-    total = int(per.sum())
-    out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    crd_out = np.zeros(total, dtype=crd_dtype)
-    ref_out = np.zeros(total, dtype=ref_dtype)
-    runmax = s.runmax()
-    arrival = np.zeros(total, dtype=TIME_DTYPE)
-    # coordinates of data fibers
-    didx = np.flatnonzero(data)
-    if size is not None:
-        _fill_dense(crd_out, ref_out, first[didx], refs, size)
+            ensure_memory(ctx, int((tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]).sum()),
+                          SCAN_BYTES_PER_TOKEN)
+        lo, hi, starts = _fiber_bounds(tree, lvl, refs)
+        table = tree.crd[lvl]
+        ref_dtype = None
+    lengths = hi - lo
+    if len(lengths) and lengths.min() < 0:
+        return None  # a malformed level: the reference reports it
+    if size is None and fmt != "singleton":
+        ctx.stats.ref_reads += 2 * len(refs)
+    if ref_dtype is None:
+        ref_dtype = index_dtype(int((hi[lengths > 0] - 1).max()) if np.any(lengths) else 0)
+    return _scan_layout(ctx, ins, owner, absorbed, data, lo, hi, lengths, ref_dtype, size, table,
+                        starts)
+
+
+def _fiber_bounds(tree, level: int, refs: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Per reference, the child ids ``lo .. hi - 1`` of its fiber in a compressed or singleton
+    level (:meth:`FiberTree.fiber` without building them), and the run starts of a grouping level (a
+    child is a run: its coordinate is ``crd[starts[child]]``), else None."""
+    fmt = tree.fmt
+    if fmt.levels[level].format == "singleton":
+        if fmt.groups(level - 1):
+            runs = tree._run_starts(level - 1)
+            lo, hi = runs[refs], runs[refs + 1]
+        else:
+            lo = refs.astype(np.int64)
+            hi = lo + 1
     else:
-        pos = ranges(first[didx], first[didx] + lengths)
-        crd_out[pos] = crds
-        ref_out[pos] = children
-    arrival[first[didx]] = runmax[didx]  # a data fiber's first step received its ref
-    eidx = np.flatnonzero(code == EMPTY_CODE)
-    out_code[first[eidx]] = EMPTY_CODE
-    arrival[first[eidx]] = runmax[eidx]
-    # closing stops: peek the next input token, absorbing it if it is a stop
+        lo, hi = tree.pos[level][refs], tree.pos[level][refs + 1]
+    if not fmt.groups(level):
+        return lo, hi, None
+    starts = tree._run_starts(level)
+    first = np.searchsorted(starts, lo, side="right") - 1
+    return first, np.searchsorted(starts, hi, side="left"), starts
+
+
+_LEVEL_RANGE: dict[int, tuple] = {}
+"""``id(crd) -> (weak reference to crd, min, max)``: a level's coordinate range, computed once
+per array (a chunked run scans the same level once per round)."""
+
+
+def _level_range(crd: np.ndarray) -> tuple[int, int]:
+    """The least and greatest coordinate of a level's ``crd`` array (0, 0 if empty)."""
+    import weakref
+
+    hit = _LEVEL_RANGE.get(id(crd))
+    if hit is not None and hit[0]() is crd:
+        return hit[1], hit[2]
+    bounds = (int(crd.min()), int(crd.max())) if len(crd) else (0, 0)
+    if len(_LEVEL_RANGE) > 64:
+        _LEVEL_RANGE.clear()
+    _LEVEL_RANGE[id(crd)] = (weakref.ref(crd), *bounds)
+    return bounds
+
+
+def _scan_layout(ctx, ins, owner, absorbed, data, lo, hi, lengths, ref_dtype, size, table, starts):
+    """A scan's outputs, laid out per input token: a data token's fiber (its children ``lo ..
+    hi - 1``) and close, ``N`` and close, a bare stop's ``S(k+1)``, ``D``.
+
+    Few tokens are not coordinates (*markers*: closes, stops, ``N``, ``D``), so the payloads
+    are built as running sums in output order (+1 per coordinate, a jump at each fiber's first
+    coordinate), the coordinates gathered from the level through the child references, and the
+    stamps as running sums too: the clocks need the recurrence only at the steps that receive or
+    peek (a fiber's first step and its close), every other step is its predecessor plus II.
+    """
+    s = ins[0]
+    code = s.code
+    ii, lat = ctx.ii, ctx.latency
+    empty = code == EMPTY_CODE
+    nonabs = ~absorbed
+    # steps per input token: data n+1 (coordinates, close), N 2 (N, close), bare stop 1, D 1
+    per = nonabs.astype(np.int64)
+    per += empty
+    didx = np.flatnonzero(data)
+    per[didx] += lengths
+    end = np.cumsum(per)
+    total = int(end[-1])
+    nidx = np.flatnonzero(nonabs)  # one close (stop, D) each
     oidx = np.flatnonzero(owner)
     if len(oidx) and oidx[-1] + 1 >= len(code):
         return None
-    close = first[oidx] + per[oidx] - 1
-    nxt = code[oidx + 1]
-    out_code[close] = np.where(nxt >= 0, nxt + 1, 0)
-    arrival[close] = runmax[oidx + 1]
-    bidx = np.flatnonzero((code >= 0) & ~absorbed)
-    out_code[first[bidx]] = code[bidx] + 1
-    arrival[first[bidx]] = runmax[bidx]
-    out_code[-1] = DONE_CODE
-    arrival[-1] = runmax[-1]
-    stamps = step_stamps(ctx, arrival, owned=True)
-    return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)], None, ctx.ii,
-                  stamps=stamps)
+    close_pos = end[nidx] - 1
+    empty_pos = end[empty] - 2
+    nonempty = lengths > 0
+    start_pos = (end[didx] - 1 - lengths)[nonempty]  # first coordinate of each non-empty fiber
+    # codes: data, then the markers
+    out_code = np.full(total, DATA, dtype=CODE_DTYPE)
+    ccode = code[nidx].astype(np.int64)
+    nxt = code[np.minimum(nidx + 1, len(code) - 1)]
+    is_owner = owner[nidx]
+    ccode = np.where(is_owner, np.where(nxt >= 0, nxt.astype(np.int64) + 1, 0),
+                     np.where(ccode >= 0, ccode + 1, ccode))
+    out_code[close_pos] = ccode
+    out_code[empty_pos] = EMPTY_CODE
+    # child references: +1 per coordinate, a jump to lo at each fiber's first, 0 at markers
+    ref_out = np.ones(total, dtype=ref_dtype)
+    ref_out[close_pos] = 0
+    ref_out[empty_pos] = 0
+    lo_ne, hi_ne = lo[nonempty], hi[nonempty]
+    if len(lo_ne):
+        jump = lo_ne.astype(np.int64)
+        jump[1:] -= hi_ne[:-1] - 1
+        ref_out[start_pos] = jump
+        np.cumsum(ref_out, dtype=ref_out.dtype, out=ref_out)
+        ref_out[close_pos] = 0
+        ref_out[empty_pos] = 0
+    ncrd = int(lengths.sum())
+    # coordinates
+    if table is None:  # dense: 0 .. size-1 per fiber, as a running sum in the coordinate type
+        crd_out = np.ones(total, dtype=coordinate_dtype(max(size - 1, 0)))
+        crd_out[close_pos] = 0
+        crd_out[empty_pos] = 0
+        if len(start_pos):
+            crd_out[start_pos] = -(size - 1)
+            crd_out[start_pos[0]] = 0
+            np.cumsum(crd_out, dtype=crd_out.dtype, out=crd_out)
+            crd_out[close_pos] = 0
+            crd_out[empty_pos] = 0
+    else:
+        ctx.stats.crd_reads += ncrd
+        wide = coordinate_dtype(*reversed(_level_range(table))) if ncrd else np.int16
+        crd_out = np.empty(total, dtype=wide) if ncrd else np.zeros(total, dtype=wide)
+        if ncrd:
+            _gather_crds(table, starts, ref_out, crd_out)
+            crd_out[close_pos] = 0
+            crd_out[empty_pos] = 0
+        if wide != np.int16:
+            narrow = coordinate_dtype(int(crd_out.max()), int(crd_out.min()))
+            if narrow != wide:
+                crd_out = crd_out.astype(narrow)
+    # clocks at the points that receive or peek: a fiber's first step (its ref; an N's step),
+    # each close (the next token for an owner; a bare stop or D itself)
+    runmax = s.runmax()
+    opens = (data & (per > 1)) | empty  # a data fiber with coordinates, or N
+    has_open = opens[nidx]
+    npts = len(nidx)
+    ppos = np.empty((npts, 2), dtype=np.int64)
+    parr = np.empty((npts, 2), dtype=TIME_DTYPE)
+    ppos[:, 1] = close_pos
+    ppos[:, 0] = end[nidx] - per[nidx]
+    parr[:, 0] = runmax[nidx]
+    parr[:, 1] = runmax[np.where(is_owner, nidx + 1, nidx)]
+    keep = np.empty((npts, 2), dtype=bool)
+    keep[:, 0] = has_open
+    keep[:, 1] = True
+    ppos, parr = ppos[keep], parr[keep]
+    inc = np.empty(len(ppos), dtype=np.int64)
+    inc[0] = 0
+    np.subtract(ppos[1:], ppos[:-1], out=inc[1:])
+    inc *= ii
+    points = point_clocks(parr, inc)
+    check_stamps(int(points[-1]) + lat)
+    stamps = np.full(total, ii, dtype=TIME_DTYPE)
+    delta = np.empty(len(points), dtype=TIME_DTYPE)
+    delta[0] = points[0] + lat
+    np.subtract(points[1:], points[:-1], out=delta[1:])
+    delta[1:] -= (inc[1:] - ii).astype(TIME_DTYPE)
+    stamps[ppos] = delta
+    np.cumsum(stamps, dtype=stamps.dtype, out=stamps)
+    outs = [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)]
+    return finish(ctx, ins, outs, None, ii, stamps=stamps)
 
 
-def _fill_dense(crd_out: np.ndarray, ref_out: np.ndarray, starts: np.ndarray, refs: np.ndarray, n: int) -> None:
-    """Writes dense fibers of size n under ``refs`` at ``starts`` (coordinates, child references),
-    a slice of fibers at a time (temporaries of about ``FILL_CHUNK`` entries)."""
-    coords = np.arange(n, dtype=np.int64)
-    step = max(1, FILL_CHUNK // max(n, 1))
-    for lo in range(0, len(refs), step):
-        at = starts[lo:lo + step, None] + coords
-        crd_out[at] = coords
-        ref_out[at] = refs[lo:lo + step, None].astype(np.int64) * n + coords
+GATHER_CHUNK = 1 << 16
+"""References per slice when gathering coordinates (``np.take`` converts indices to intp)."""
+
+
+def _gather_crds(table: np.ndarray, starts: np.ndarray | None, refs: np.ndarray,
+                 out: np.ndarray) -> None:
+    """``out = table[refs]`` (``table[starts[refs]]`` for a grouping level), a slice at a time."""
+    for lo in range(0, len(refs), GATHER_CHUNK):
+        idx = refs[lo:lo + GATHER_CHUNK]
+        if starts is not None:
+            idx = starts.take(idx)
+        out[lo:lo + GATHER_CHUNK] = table.take(idx)
 
 
 def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):

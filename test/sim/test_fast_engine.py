@@ -365,12 +365,12 @@ def ref_streams(draw, size=4):
 def test_random_scans_agree(refs, seed, tensor):
     if tensor is None:
         run_both("scan", [refs], 2, seed=seed, tensor=None, size=3)
-        with pytest.MonkeyPatch.context() as mp:  # dense fibers filled one at a time, as long streams are
-            mp.setattr(fast_scan, "FILL_CHUNK", 1)
-            run_both("scan", [refs], 2, seed=seed, tensor=None, size=3)
     else:
         refs = [r if not isinstance(r, int) else r % 3 for r in refs]
         run_both("scan", [refs], 2, tensors=[B_CSR], seed=seed, tensor=0, level=1)
+        with pytest.MonkeyPatch.context() as mp:  # coordinates gathered in slices, as long streams are
+            mp.setattr(fast_scan, "GATHER_CHUNK", 2)
+            run_both("scan", [refs], 2, tensors=[B_CSR], seed=seed, tensor=0, level=1)
 
 
 @settings(max_examples=60, deadline=None)
