@@ -317,24 +317,57 @@ def add_ramp(a: np.ndarray, step: int) -> None:
         chunk += step * lo
 
 
-def _clocks(arrival: np.ndarray, ii: int, gap: int | None, latency: int, fresh: bool, owned: bool) -> np.ndarray:
+SLICE = 1 << 15
+"""Steps per slice of the clock recurrence (its int64 temporaries stay in the cache)."""
+
+
+def _clocks(arrival: np.ndarray, ii: int, gap: int | None, latency: int, fresh: bool, owned: bool,
+            shift: int = 0) -> np.ndarray:
+    """Step clocks plus ``latency`` of ``arrival + shift`` (see :func:`step_clocks`).
+
+    ``c_t = II*t + max(0, max_(j<=t) d_j)`` with ``d_j = a_j - II*j``, computed a slice of
+    steps at a time in one pass (ramp down, running maximum carried over from the previous
+    slice, ramp up with the latency) in int64, whose running maximum numpy computes several
+    times faster than int32's. The stamps are checked without a pass of their own: the ramp
+    before, the last clock (the largest) after.
+    """
     n = len(arrival)
     if n == 0:
         return np.zeros(0, dtype=TIME_DTYPE)
-    check_stamps(int(arrival.max()) + ii * n + latency)
-    owned = owned and arrival.dtype == TIME_DTYPE
-    caught_up = gap is not None and gap >= ii  # never behind: the clocks are the arrivals
-    if caught_up and not (owned or fresh or latency) and arrival.dtype == TIME_DTYPE:
-        return arrival
-    clocks = arrival if owned else arrival.astype(TIME_DTYPE)
-    if not caught_up:
-        add_ramp(clocks, -ii)
-        np.maximum(clocks, 0, out=clocks)
-        np.maximum.accumulate(clocks, out=clocks)
-        add_ramp(clocks, ii)
-    if latency:
-        clocks += latency
-    return clocks
+    narrow = arrival.dtype == TIME_DTYPE
+    if not narrow:
+        check_stamps(int(arrival.max()) + shift + ii * n + latency)
+    owned = owned and narrow
+    if gap is not None and gap >= ii:  # never behind: the clocks are the arrivals
+        if narrow:
+            check_stamps(int(arrival[-1]) + shift + latency)  # non-decreasing: the last is the most
+        if not (owned or fresh or latency or shift) and narrow:
+            return arrival
+        if owned:
+            if latency + shift:
+                arrival += TIME_DTYPE(latency + shift)
+            return arrival
+        return np.add(arrival, latency + shift, dtype=TIME_DTYPE, casting="unsafe")
+    out = arrival if owned else np.empty(n, dtype=TIME_DTYPE)
+    ramp = np.arange(min(n, SLICE), dtype=np.int64)
+    ramp *= ii
+    tmp = np.empty(len(ramp), dtype=np.int64)
+    best = 0  # max(0, d_0 .. d_(lo-1)), d as above
+    for lo in range(0, n, SLICE):
+        hi = min(lo + SLICE, n)
+        t = tmp[:hi - lo]
+        np.subtract(arrival[lo:hi], ramp[:hi - lo], out=t)  # d_j + II*lo - shift
+        carried = best - shift + ii * lo
+        if t[0] < carried:
+            t[0] = carried
+        np.maximum.accumulate(t, out=t)
+        best = int(t[-1]) + shift - ii * lo
+        t += ramp[:hi - lo]
+        t += shift + latency
+        if hi == n:
+            check_stamps(int(t[-1]))
+        np.copyto(out[lo:hi], t, casting="unsafe")
+    return out
 
 
 def step_clocks(arrival: np.ndarray, ii: int, gap: int | None = None) -> np.ndarray:
@@ -347,11 +380,19 @@ def step_clocks(arrival: np.ndarray, ii: int, gap: int | None = None) -> np.ndar
     return _clocks(arrival, ii, gap, 0, False, False)
 
 
-def step_stamps(ctx, arrival: np.ndarray, gap: int | None = None, owned: bool = False) -> np.ndarray:
-    """The stamps of what each step emits, ``step_clocks(arrival, ctx.ii, gap) + ctx.latency``,
-    as a new array (pass it to :func:`finish` as ``stamps``). ``owned``: ``arrival`` is a
-    temporary of the caller, overwritten with the result."""
-    return _clocks(arrival, ctx.ii, gap, ctx.latency, True, owned)
+def step_stamps(ctx, arrival: np.ndarray, gap: int | None = None, owned: bool = False,
+                shift: int = 0) -> np.ndarray:
+    """The stamps of what each step emits, ``step_clocks(arrival + shift, ctx.ii, gap) +
+    ctx.latency``, as a new array (pass it to :func:`finish` as ``stamps``). ``owned``:
+    ``arrival`` is a temporary of the caller, overwritten with the result."""
+    return _clocks(arrival, ctx.ii, gap, ctx.latency, True, owned, shift)
+
+
+def stream_stamps(ctx, s: Stream) -> np.ndarray:
+    """:func:`step_stamps` of a block that takes one step per token of ``s`` alone (a new array:
+    ``s``'s stamps are left alone)."""
+    base, shift = s.runmax_parts()
+    return step_stamps(ctx, base, s.gap if s.monotone else 0, owned=base is not s.base, shift=shift)
 
 
 def follow_stamps(ctx, *streams: Stream) -> tuple[np.ndarray, int]:
@@ -370,7 +411,7 @@ def follow_stamps(ctx, *streams: Stream) -> tuple[np.ndarray, int]:
         check_stamps(int(s.base[-1]) + shift + ctx.latency)
         return s.base, shift + ctx.latency
     if len(streams) == 1:
-        return step_stamps(ctx, s.runmax(), s.gap if s.monotone else 0), 0
+        return stream_stamps(ctx, s), 0
     return step_stamps(ctx, arrival_max(list(streams)), gap, owned=True), 0
 
 

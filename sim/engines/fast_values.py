@@ -16,7 +16,7 @@ from fuseflow.sim.blocks.alu import ABSENT_ANNIHILATES, ALU_OPS, BINARY, SCALAR,
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, absent_as_zero, copy_of, ends_with_done,
-    finish, follow_stamps, joint_gap, step_stamps,
+    finish, follow_stamps, joint_gap, step_stamps, stream_stamps,
 )
 
 f32 = np.float32
@@ -283,7 +283,7 @@ def reduce(ctx, ins):
     s = absent_as_zero(ins[0])
     if kind not in REDUCE_KINDS or not ends_with_done(s) or np.any(s.code == REPEAT_CODE):
         return None
-    stamps = step_stamps(ctx, s.runmax(), owned=True)
+    stamps = stream_stamps(ctx, s)
     code = s.code
     stop = code >= 0
     # values of fiber g are the data tokens between stop g-1 and stop g
