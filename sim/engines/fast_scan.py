@@ -14,7 +14,8 @@ import numpy as np
 from fuseflow.sim.blocks.scan import scanned_level
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, add_ramp, arrival_max,
-    check_stamps, coordinate_dtype, ends_with_done, ensure_memory, finish, index_dtype, point_clocks, step_stamps,
+    check_stamps, coordinate_dtype, ends_with_done, ensure_memory, finish, has_repeat,
+    index_dtype, point_clocks, step_stamps,
 )
 
 SCAN_BYTES_PER_TOKEN = 30
@@ -54,7 +55,7 @@ def scan(ctx, ins):
     s = ins[0]
     level = scanned_level(ctx)
     code = s.code
-    if not ends_with_done(s) or np.any(code == REPEAT_CODE) or s.data.dtype.kind != "i":
+    if not ends_with_done(s) or has_repeat(code) or s.data.dtype.kind != "i":
         return None
     owner, absorbed = unit_heads(code)
     data = code == DATA
@@ -299,7 +300,7 @@ def repeat(ctx, ins):
     ``S`` step's token overwritten by the closing stop.
     """
     src, sig = ins
-    if not (ends_with_done(src) and ends_with_done(sig)) or np.any(src.code == REPEAT_CODE):
+    if not (ends_with_done(src) and ends_with_done(sig)) or has_repeat(src.code):
         return None
     owner, absorbed = unit_heads(src.code)
     heads = np.flatnonzero(~absorbed)  # one per unit, D last
@@ -410,7 +411,7 @@ def locate(ctx, ins):
     size = _located_size(ctx)
     cc, rc = crd.code, ref.code
     if (size is None or not (ends_with_done(crd) and ends_with_done(ref)) or crd.data.dtype.kind != "i"
-            or ref.data.dtype.kind != "i" or np.any(rc == REPEAT_CODE) or np.any(cc == REPEAT_CODE)):
+            or ref.data.dtype.kind != "i" or has_repeat(rc) or has_repeat(cc)):
         return None
     owner, absorbed = unit_heads(rc)
     heads = np.flatnonzero(~absorbed)  # one per unit, D last

@@ -191,8 +191,8 @@ def raise_stamps(s: Stream, floor: int) -> Stream:
     low = int(s.base[0]) if s.monotone else int(s.base.min())
     if low + s.shift >= floor:
         return s
-    time = np.maximum(s.time, TIME_DTYPE(floor))
-    return Stream(s.code, s._data, time, s.monotone, 0, rows=s.rows)
+    time = np.maximum(s.base, TIME_DTYPE(floor - s.shift))  # the stamps are base + shift
+    return Stream(s.code, s._data, time, s.monotone, 0, shift=s.shift, rows=s.rows)
 
 
 def dense_rows(refs: np.ndarray, n: int, dtype) -> np.ndarray:
@@ -323,47 +323,70 @@ SLICE = 1 << 15
 
 def _clocks(arrival: np.ndarray, ii: int, gap: int | None, latency: int, fresh: bool, owned: bool,
             shift: int = 0) -> np.ndarray:
-    """Step clocks plus ``latency`` of ``arrival + shift`` (see :func:`step_clocks`).
-
-    ``c_t = II*t + max(0, max_(j<=t) d_j)`` with ``d_j = a_j - II*j``, computed a slice of
-    steps at a time in one pass (ramp down, running maximum carried over from the previous
-    slice, ramp up with the latency) in int64, whose running maximum numpy computes several
-    times faster than int32's. The stamps are checked without a pass of their own: the ramp
-    before, the last clock (the largest) after.
-    """
+    """Step clocks plus ``latency`` of ``arrival + shift`` (see :func:`step_clocks`): a new
+    array, or ``arrival`` itself when ``owned`` (or when nothing is added and not ``fresh``)."""
     n = len(arrival)
     if n == 0:
         return np.zeros(0, dtype=TIME_DTYPE)
     narrow = arrival.dtype == TIME_DTYPE
     if not narrow:
         check_stamps(int(arrival.max()) + shift + ii * n + latency)
-    owned = owned and narrow
-    if gap is not None and gap >= ii:  # never behind: the clocks are the arrivals
-        if narrow:
-            check_stamps(int(arrival[-1]) + shift + latency)  # non-decreasing: the last is the most
-        if not (owned or fresh or latency or shift) and narrow:
-            return arrival
-        if owned:
-            if latency + shift:
-                arrival += TIME_DTYPE(latency + shift)
-            return arrival
-        return np.add(arrival, latency + shift, dtype=TIME_DTYPE, casting="unsafe")
-    out = arrival if owned else np.empty(n, dtype=TIME_DTYPE)
+    caught_up = gap is not None and gap >= ii  # never behind: the clocks are the arrivals
+    if caught_up and not (fresh or latency or shift) and narrow:
+        return arrival
+    out = arrival if owned and narrow else np.empty(n, dtype=TIME_DTYPE)
+    return clocks_of([(arrival, shift)], ii, latency, out, caught_up)
+
+
+def clocks_of(parts: list[tuple[np.ndarray, int]], ii: int, latency: int, out: np.ndarray,
+              caught_up: bool = False) -> np.ndarray:
+    """``out`` (which may be the first part's array) filled with the step clocks plus ``latency``
+    of arrivals ``max_i (parts[i][0] + parts[i][1])`` (running maxima of streams read one token
+    each per step, as ``(array, shift)``).
+
+    ``c_t = II*t + max(0, max_(j<=t) d_j)`` with ``d_j = a_j - II*j``, computed a slice of
+    steps at a time in one pass (maximum of the parts, ramp down, running maximum carried over
+    from the previous slice, ramp up with the latency) in int64, whose running maximum numpy
+    computes several times faster than int32's. ``caught_up`` (the arrivals non-decreasing
+    and at least ``II`` apart): the clocks are the arrivals. The stamps are checked without a
+    pass of their own: the ramp before, the last clock (the largest) after.
+    """
+    n = len(out)
+    if not n:
+        return out
+    check_stamps(ii * n + max(0, max(sh for _, sh in parts)))
+    for a, sh in parts:
+        if a.dtype != TIME_DTYPE:
+            check_stamps(int(a.max()) + sh + ii * n + latency)
+    step = 0 if caught_up else ii
     ramp = np.arange(min(n, SLICE), dtype=np.int64)
-    ramp *= ii
+    ramp *= step
     tmp = np.empty(len(ramp), dtype=np.int64)
+    other = np.empty(len(ramp), dtype=np.int64) if len(parts) > 1 else None
+    (first, first_shift), rest = parts[0], parts[1:]
     best = 0  # max(0, d_0 .. d_(lo-1)), d as above
     for lo in range(0, n, SLICE):
         hi = min(lo + SLICE, n)
-        t = tmp[:hi - lo]
-        np.subtract(arrival[lo:hi], ramp[:hi - lo], out=t)  # d_j + II*lo - shift
-        carried = best - shift + ii * lo
-        if t[0] < carried:
-            t[0] = carried
-        np.maximum.accumulate(t, out=t)
-        best = int(t[-1]) + shift - ii * lo
-        t += ramp[:hi - lo]
-        t += shift + latency
+        m = hi - lo
+        t = tmp[:m]
+        np.subtract(first[lo:hi], ramp[:m], out=t)  # d_j + II*lo
+        if first_shift:
+            t += first_shift
+        for a, sh in rest:
+            o = other[:m]
+            np.subtract(a[lo:hi], ramp[:m], out=o)
+            if sh:
+                o += sh
+            np.maximum(t, o, out=t)
+        if not caught_up:
+            carried = best + ii * lo
+            if t[0] < carried:
+                t[0] = carried
+            np.maximum.accumulate(t, out=t)
+            best = int(t[-1]) - ii * lo
+            t += ramp[:m]
+        if latency:
+            t += latency
         if hi == n:
             check_stamps(int(t[-1]))
         np.copyto(out[lo:hi], t, casting="unsafe")
@@ -412,7 +435,9 @@ def follow_stamps(ctx, *streams: Stream) -> tuple[np.ndarray, int]:
         return s.base, shift + ctx.latency
     if len(streams) == 1:
         return stream_stamps(ctx, s), 0
-    return step_stamps(ctx, arrival_max(list(streams)), gap, owned=True), 0
+    parts = [t.runmax_parts() for t in streams]
+    return clocks_of(parts, ctx.ii, ctx.latency, np.empty(len(s), dtype=TIME_DTYPE),
+                     gap is not None and gap >= ctx.ii), 0
 
 
 def joint_gap(streams: list[Stream]) -> int | None:
@@ -444,7 +469,25 @@ def final_clock(clocks: np.ndarray, ii: int) -> int:
 def ends_with_done(stream: Stream) -> bool:
     """True if ``stream`` holds exactly one ``D``, as its last token."""
     code = stream.code
-    return len(code) > 0 and code[-1] == DONE_CODE and int(np.count_nonzero(code == DONE_CODE)) == 1
+    if not len(code) or code[-1] != DONE_CODE:
+        return False
+    # usually no code before the last is as low as D's (only R is lower): no temporary then
+    return len(code) == 1 or code[:-1].min() > DONE_CODE or int(np.count_nonzero(code == DONE_CODE)) == 1
+
+
+def has_repeat(code: np.ndarray) -> bool:
+    """Whether ``code`` holds an ``R`` (the lowest code: one reduction, no temporary)."""
+    return bool(len(code)) and int(code.min()) == REPEAT_CODE
+
+
+def count_code(code: np.ndarray, c: int) -> int:
+    """How many tokens of ``code`` have code ``c`` (no temporary when its range excludes ``c``)."""
+    if not len(code) or code.min() > c or code.max() < c:
+        return 0
+    body = code[:-1] if code[-1] == DONE_CODE and c != DONE_CODE else code  # the final D
+    if not len(body) or body.min() > c:
+        return 0
+    return int(np.count_nonzero(body == c))
 
 
 def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray | None, gap: int = 0,

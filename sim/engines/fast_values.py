@@ -16,7 +16,7 @@ from fuseflow.sim.blocks.alu import ABSENT_ANNIHILATES, ALU_OPS, BINARY, SCALAR,
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, absent_as_zero, copy_of, ends_with_done,
-    finish, follow_stamps, joint_gap, step_stamps, stream_stamps,
+    count_code, finish, follow_stamps, has_repeat, joint_gap, step_stamps, stream_stamps,
 )
 
 f32 = np.float32
@@ -75,7 +75,7 @@ def fork(ctx, ins):
 def repsiggen(ctx, ins):
     """Data and ``N`` -> ``R``, stops -> ``S0``, ``D`` -> ``D``."""
     s = ins[0]
-    if np.any(s.code == REPEAT_CODE):
+    if has_repeat(s.code):
         return None
     stamped = _per_token(ctx, s)
     if stamped is None:
@@ -219,7 +219,7 @@ def alu(ctx, ins):
         return None
     if arity == 2 and (len(ins[1]) != len(a) or not _same_structure(a.code, ins[1].code)):
         return None
-    empty = [int(np.count_nonzero(s.code == EMPTY_CODE)) for s in ins]
+    empty = [count_code(s.code, EMPTY_CODE) for s in ins]
     if "tiles" in attrs:
         return _tile_alu(ctx, ins, fn, empty)
     # operands for every token: the payload of data, 0.0 for N (others: unused)
@@ -281,7 +281,7 @@ def reduce(ctx, ins):
     if len(ins) > 1:  # with outer coordinates: the reference reads them fiber by fiber
         return None
     s = absent_as_zero(ins[0])
-    if kind not in REDUCE_KINDS or not ends_with_done(s) or np.any(s.code == REPEAT_CODE):
+    if kind not in REDUCE_KINDS or not ends_with_done(s) or has_repeat(s.code):
         return None
     stamps = stream_stamps(ctx, s)
     code = s.code
