@@ -14,7 +14,7 @@ from fuseflow.sim.blocks.spacc import flush_tokens
 from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, REPEAT_CODE, TIME_DTYPE, Stream, absent_as_zero, arrival_max, coordinate_dtype,
-    ends_with_done, finish, follow_stamps, from_tokens, step_stamps,
+    ends_with_done, finish, follow_stamps_at, from_tokens, step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.tokens import DONE
@@ -111,9 +111,10 @@ def spacc(ctx, ins):
         return _spacc_outer(ctx, ins, order)
     crd, val = ins
     cc = crd.code
-    stamps, shift = follow_stamps(ctx, crd, val)
     fidx = np.flatnonzero(cc >= 1)  # flushes
     nflush = len(fidx)
+    # stamps of the flushing steps and of D's (the only steps that emit)
+    stamps, shift = follow_stamps_at(ctx, [crd, val], np.append(fidx, len(cc) - 1))
     entry = (cc == DATA) & (val.code == DATA)  # the pairs that accumulate
     nentries = int(np.count_nonzero(entry))
     low, width = int(crd.data.min()), int(crd.data.max()) + 1  # controls' payloads too (usually 0)
@@ -135,7 +136,7 @@ def spacc(ctx, ins):
     first = np.cumsum(sizes) - sizes
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
     out_time = np.empty(total, dtype=TIME_DTYPE)
-    out_time[:-1] = np.repeat(stamps[fidx] + TIME_DTYPE(shift), sizes)
+    out_time[:-1] = np.repeat(stamps[:-1] + TIME_DTYPE(shift), sizes)
     out_time[-1] = stamps[-1] + shift
     pos = first[kseg] + (np.arange(len(kseg)) - (np.cumsum(per_flush) - per_flush)[kseg])
     out_crd = np.zeros(total, dtype=coordinate_dtype(width))
@@ -144,8 +145,8 @@ def spacc(ctx, ins):
     out_val[pos] = sums
     out_code[first + per_flush] = cc[fidx] - 1
     out_code[-1] = DONE_CODE
-    return finish(ctx, ins, [Stream(out_code, out_crd, out_time), Stream(out_code, out_val, out_time)], None,
-                  stamps=stamps, shift=shift)
+    outs = [Stream(out_code, out_crd, out_time), Stream(out_code, out_val, out_time)]
+    return finish(ctx, ins, outs, None, steps=len(cc), last=int(stamps[-1]) + shift - ctx.latency)
 
 
 def _spacc_outer(ctx, ins, n: int):

@@ -339,7 +339,7 @@ def _clocks(arrival: np.ndarray, ii: int, gap: int | None, latency: int, fresh: 
 
 
 def clocks_of(parts: list[tuple[np.ndarray, int]], ii: int, latency: int, out: np.ndarray,
-              caught_up: bool = False) -> np.ndarray:
+              caught_up: bool = False, select: np.ndarray | None = None) -> np.ndarray:
     """``out`` (which may be the first part's array) filled with the step clocks plus ``latency``
     of arrivals ``max_i (parts[i][0] + parts[i][1])`` (running maxima of streams read one token
     each per step, as ``(array, shift)``).
@@ -350,10 +350,15 @@ def clocks_of(parts: list[tuple[np.ndarray, int]], ii: int, latency: int, out: n
     computes several times faster than int32's. ``caught_up`` (the arrivals non-decreasing
     and at least ``II`` apart): the clocks are the arrivals. The stamps are checked without a
     pass of their own: the ramp before, the last clock (the largest) after.
+
+    ``select`` (increasing step indices, the last step among them): ``out`` receives only the
+    clocks of those steps (a block whose steps mostly emit nothing).
     """
-    n = len(out)
+    n = len(parts[0][0])
     if not n:
         return out
+    if select is not None:
+        cuts = np.searchsorted(select, np.arange(0, n + SLICE, SLICE)).tolist()
     check_stamps(ii * n + max(0, max(sh for _, sh in parts)))
     for a, sh in parts:
         if a.dtype != TIME_DTYPE:
@@ -389,7 +394,11 @@ def clocks_of(parts: list[tuple[np.ndarray, int]], ii: int, latency: int, out: n
             t += latency
         if hi == n:
             check_stamps(int(t[-1]))
-        np.copyto(out[lo:hi], t, casting="unsafe")
+        if select is None:
+            np.copyto(out[lo:hi], t, casting="unsafe")
+        else:
+            a, b = cuts[lo // SLICE], cuts[lo // SLICE + 1]
+            np.copyto(out[a:b], t[select[a:b] - lo], casting="unsafe")
     return out
 
 
@@ -440,6 +449,19 @@ def follow_stamps(ctx, *streams: Stream) -> tuple[np.ndarray, int]:
                      gap is not None and gap >= ctx.ii), 0
 
 
+def follow_stamps_at(ctx, streams: list[Stream], select: np.ndarray) -> tuple[np.ndarray, int]:
+    """:func:`follow_stamps` at the steps ``select`` only (increasing, the last step among
+    them), as ``(array, shift)``: no array of every step's stamp."""
+    s = streams[0]
+    gap = joint_gap(streams)
+    if gap is not None and gap >= ctx.ii and len(s) and all(t.base is s.base for t in streams):
+        stamps, shift = follow_stamps(ctx, *streams)
+        return stamps[select], shift
+    parts = [t.runmax_parts() for t in streams]
+    return clocks_of(parts, ctx.ii, ctx.latency, np.empty(len(select), dtype=TIME_DTYPE),
+                     gap is not None and gap >= ctx.ii, select), 0
+
+
 def joint_gap(streams: list[Stream]) -> int | None:
     """The stamp gap of the running maximum over streams read one token each per step (None if
     some stream's stamps may decrease): the maximum of gapped sequences keeps the least gap."""
@@ -472,7 +494,7 @@ def ends_with_done(stream: Stream) -> bool:
     if not len(code) or code[-1] != DONE_CODE:
         return False
     # usually no code before the last is as low as D's (only R is lower): no temporary then
-    return len(code) == 1 or code[:-1].min() > DONE_CODE or int(np.count_nonzero(code == DONE_CODE)) == 1
+    return len(code) == 1 or code[:-1].min() > DONE_CODE or _count_equal(code[:-1], DONE_CODE) == 0
 
 
 def has_repeat(code: np.ndarray) -> bool:
@@ -487,7 +509,17 @@ def count_code(code: np.ndarray, c: int) -> int:
     body = code[:-1] if code[-1] == DONE_CODE and c != DONE_CODE else code  # the final D
     if not len(body) or body.min() > c:
         return 0
-    return int(np.count_nonzero(body == c))
+    return _count_equal(body, c)
+
+
+COUNT_SLICE = 1 << 18
+"""Codes per slice when counting (a boolean temporary that stays in the cache)."""
+
+
+def _count_equal(code: np.ndarray, c: int) -> int:
+    """``count_nonzero(code == c)``, a slice at a time."""
+    return sum(int(np.count_nonzero(code[lo:lo + COUNT_SLICE] == c))
+               for lo in range(0, len(code), COUNT_SLICE))
 
 
 def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray | None, gap: int = 0,
