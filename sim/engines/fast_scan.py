@@ -139,46 +139,49 @@ def _scan_layout(ctx, ins, owner, absorbed, data, lo, hi, lengths, ref_dtype, si
     are built as running sums in output order (+1 per coordinate, a jump at each fiber's first
     coordinate), the coordinates gathered from the level through the child references, and the
     stamps as running sums too: the clocks need the recurrence only at the steps that receive or
-    peek (a fiber's first step and its close), every other step is its predecessor plus II.
+    peek (a fiber's first step, each close), every other step is its predecessor plus II. The
+    work per input token is done over the *units* (the tokens not absorbed: one close each).
     """
     s = ins[0]
     code = s.code
     ii, lat = ctx.ii, ctx.latency
-    empty = code == EMPTY_CODE
-    nonabs = ~absorbed
-    # steps per input token: data n+1 (coordinates, close), N 2 (N, close), bare stop 1, D 1
-    per = nonabs.astype(np.int64)
-    per += empty
-    didx = np.flatnonzero(data)
-    per[didx] += lengths
-    end = np.cumsum(per)
-    total = int(end[-1])
-    nidx = np.flatnonzero(nonabs)  # one close (stop, D) each
-    oidx = np.flatnonzero(owner)
-    if len(oidx) and oidx[-1] + 1 >= len(code):
+    nidx = np.flatnonzero(~absorbed)  # units: one close (stop, D) each; data and N open one too
+    ucode = code[nidx]
+    udata = ucode == DATA
+    uempty = ucode == EMPTY_CODE
+    uowner = udata | uempty
+    if uowner[-1]:
         return None
-    close_pos = end[nidx] - 1
-    empty_pos = end[empty] - 2
+    # steps per unit: data n+1 (coordinates, close), N 2 (N, close), bare stop 1, D 1
+    per = np.ones(len(nidx), dtype=np.int64)
+    per[udata] += lengths  # data tokens are never absorbed: in order among the units
+    per += uempty
+    close_pos = np.cumsum(per)
+    total = int(close_pos[-1])
+    close_pos -= 1
+    first = close_pos - per + 1  # a unit's first step: its first coordinate, its N, or its close
+    del per
+    empty_pos = first[uempty]
     nonempty = lengths > 0
-    start_pos = (end[didx] - 1 - lengths)[nonempty]  # first coordinate of each non-empty fiber
-    # codes: data, then the markers
+    start_pos = first[udata][nonempty]  # first coordinate of each non-empty fiber
+    # codes: data, then the markers (an owner's close takes the next token's level + 1, or 0)
     out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    ccode = code[nidx].astype(np.int64)
-    nxt = code[np.minimum(nidx + 1, len(code) - 1)]
-    is_owner = owner[nidx]
-    ccode = np.where(is_owner, np.where(nxt >= 0, nxt.astype(np.int64) + 1, 0),
-                     np.where(ccode >= 0, ccode + 1, ccode))
+    after = nidx + uowner
+    nxt = code[after]
+    ccode = np.where(uowner, np.where(nxt >= 0, nxt + 1, 0), np.where(ucode >= 0, ucode + 1, ucode))
     out_code[close_pos] = ccode
+    del ccode, nxt, ucode
     out_code[empty_pos] = EMPTY_CODE
     # child references: +1 per coordinate, a jump to lo at each fiber's first, 0 at markers
     ref_out = np.ones(total, dtype=ref_dtype)
     ref_out[close_pos] = 0
     ref_out[empty_pos] = 0
-    lo_ne, hi_ne = lo[nonempty], hi[nonempty]
-    if len(lo_ne):
+    if len(start_pos):
+        lo_ne = lo[nonempty] if len(lo) != len(start_pos) else lo
         jump = lo_ne.astype(np.int64)
-        jump[1:] -= hi_ne[:-1] - 1
+        jump[1:] -= (hi[nonempty] if len(hi) != len(start_pos) else hi)[:-1] - 1
         ref_out[start_pos] = jump
+        del jump, lo_ne
         np.cumsum(ref_out, dtype=ref_out.dtype, out=ref_out)
         ref_out[close_pos] = 0
         ref_out[empty_pos] = 0
@@ -206,34 +209,44 @@ def _scan_layout(ctx, ins, owner, absorbed, data, lo, hi, lengths, ref_dtype, si
             narrow = coordinate_dtype(int(crd_out.max()), int(crd_out.min()))
             if narrow != wide:
                 crd_out = crd_out.astype(narrow)
-    # clocks at the points that receive or peek: a fiber's first step (its ref; an N's step),
-    # each close (the next token for an owner; a bare stop or D itself)
+    del start_pos, empty_pos
+    # clocks: c at step t is II*t + R_t, R_t the largest d = (arrival - II*step) of the steps
+    # up to t that receive or peek (a unit's close: the next token for an owner, else the unit
+    # itself; its first step when it opens a fiber or is N: the unit), and 0
     runmax = s.runmax()
-    opens = (data & (per > 1)) | empty  # a data fiber with coordinates, or N
-    has_open = opens[nidx]
-    npts = len(nidx)
-    ppos = np.empty((npts, 2), dtype=np.int64)
-    parr = np.empty((npts, 2), dtype=TIME_DTYPE)
-    ppos[:, 1] = close_pos
-    ppos[:, 0] = end[nidx] - per[nidx]
-    parr[:, 0] = runmax[nidx]
-    parr[:, 1] = runmax[np.where(is_owner, nidx + 1, nidx)]
-    keep = np.empty((npts, 2), dtype=bool)
-    keep[:, 0] = has_open
-    keep[:, 1] = True
-    ppos, parr = ppos[keep], parr[keep]
-    inc = np.empty(len(ppos), dtype=np.int64)
-    inc[0] = 0
-    np.subtract(ppos[1:], ppos[:-1], out=inc[1:])
-    inc *= ii
-    points = point_clocks(parr, inc)
-    check_stamps(int(points[-1]) + lat)
+    check_stamps(ii * total)
+    opens = uowner.copy()
+    opens[udata] = nonempty  # a data unit with coordinates, or N
+    del udata, uempty, nonempty
+    d_close = runmax[after].astype(np.int64)
+    del after
+    d_close -= ii * close_pos
+    d_open = runmax[nidx].astype(np.int64)
+    d_open -= ii * first
+    d_open[~opens] = np.iinfo(np.int64).min // 2
+    best = np.maximum(d_open, d_close)
+    if best[0] < 0:
+        best[0] = 0
+    np.maximum.accumulate(best, out=best)  # R at each close
+    last = int(best[-1]) + ii * (total - 1) + lat
+    check_stamps(last)
+    # R at each open: the previous close's, or the open's own d if larger
+    np.maximum(d_open[1:], best[:-1], out=d_open[1:])
+    if d_open[0] < 0:
+        d_open[0] = 0
     stamps = np.full(total, ii, dtype=TIME_DTYPE)
-    delta = np.empty(len(points), dtype=TIME_DTYPE)
-    delta[0] = points[0] + lat
-    np.subtract(points[1:], points[:-1], out=delta[1:])
-    delta[1:] -= (inc[1:] - ii).astype(TIME_DTYPE)
-    stamps[ppos] = delta
+    stamps[0] = lat
+    # R rises at the points: at an open from the previous close's R, at a close from its open's
+    # (or the previous close's) R
+    prev = np.empty(len(best), dtype=np.int64)
+    prev[0] = 0
+    prev[1:] = best[:-1]
+    rise = d_open - prev
+    oidx = np.flatnonzero(opens)
+    stamps[first[oidx]] += rise[oidx].astype(TIME_DTYPE)
+    np.copyto(prev, d_open, where=opens)
+    best -= prev
+    stamps[close_pos] += best.astype(TIME_DTYPE)
     np.cumsum(stamps, dtype=stamps.dtype, out=stamps)
     outs = [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)]
     return finish(ctx, ins, outs, None, ii, stamps=stamps)
