@@ -13,9 +13,9 @@ import numpy as np
 
 from fuseflow.sim.blocks.scan import scanned_level
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, add_ramp, arrival_max,
-    check_stamps, coordinate_dtype, ends_with_done, ensure_memory, finish, has_repeat,
-    index_dtype, point_clocks, step_stamps,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, SLICE, TIME_DTYPE, Stream, arrival_max,
+    check_stamps, code_positions, coordinate_dtype, count_code, ends_with_done, ensure_memory,
+    finish, has_repeat, index_dtype, point_clocks, step_stamps,
 )
 
 SCAN_BYTES_PER_TOKEN = 30
@@ -318,8 +318,8 @@ def repeat(ctx, ins):
     owner, absorbed = unit_heads(src.code)
     heads = np.flatnonzero(~absorbed)  # one per unit, D last
     scode = sig.code
-    sidx = np.flatnonzero(scode == 0)
-    if len(sidx) != len(heads) - 1 or np.count_nonzero(scode == REPEAT_CODE) + len(sidx) + 1 != len(scode):
+    sidx = code_positions(scode, 0)
+    if len(sidx) != len(heads) - 1 or count_code(scode, REPEAT_CODE) + len(sidx) + 1 != len(scode):
         return None  # signals other than R, S0 and a final D; or not one S per unit
     lengths = np.diff(sidx, prepend=-1, append=len(scode) - 1)  # signals per unit: its R's, then S (or D)
     if lengths[-1] != 1 or np.any((lengths[:-1] > 1) & ~owner[heads[:-1]]):
@@ -392,9 +392,16 @@ def _run_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: n
     lengths[0::2] = np.diff(first[1::2], prepend=-1) - 1  # each unit's steps before its last
     lengths[1::2] = 1
     clocks = np.repeat(best, lengths)
-    add_ramp(clocks, ii)
-    clocks = arrival_max([sig], out=clocks)
-    clocks += ctx.latency
+    # c_t = max(best_t + ii·t, s_t) + latency, a slice at a time (one pass)
+    base, shift = sig.runmax_parts()
+    ramp = np.arange(min(len(clocks), SLICE), dtype=TIME_DTYPE)
+    ramp *= TIME_DTYPE(ii)
+    for lo in range(0, len(clocks), SLICE):
+        piece = clocks[lo:lo + SLICE]
+        piece += ramp[:len(piece)]
+        piece += TIME_DTYPE(ii * lo - shift)
+        np.maximum(piece, base[lo:lo + SLICE], out=piece)
+        piece += TIME_DTYPE(shift + ctx.latency)
     return clocks, 0
 
 

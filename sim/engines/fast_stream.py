@@ -302,21 +302,6 @@ def wide_stamps():
                 m.MAX_STAMP = bound
 
 
-RAMP_CHUNK = 1 << 18
-"""Elements per slice when adding a ramp in place (a small temporary instead of a full one)."""
-
-
-def add_ramp(a: np.ndarray, step: int) -> None:
-    """``a[t] += step * t`` in place, one slice at a time."""
-    if not step:
-        return
-    ramp = np.arange(0, min(len(a), RAMP_CHUNK) * step, step, dtype=a.dtype)
-    for lo in range(0, len(a), RAMP_CHUNK):
-        chunk = a[lo:lo + RAMP_CHUNK]
-        chunk += ramp[:len(chunk)]
-        chunk += step * lo
-
-
 SLICE = 1 << 15
 """Steps per slice of the clock recurrence (its int64 temporaries stay in the cache)."""
 
@@ -514,6 +499,15 @@ def count_code(code: np.ndarray, c: int) -> int:
 
 COUNT_SLICE = 1 << 18
 """Codes per slice when counting (a boolean temporary that stays in the cache)."""
+
+
+def code_positions(code: np.ndarray, c: int) -> np.ndarray:
+    """``flatnonzero(code == c)``, a slice at a time (no boolean temporary of the stream's size)."""
+    found = [np.flatnonzero(code[lo:lo + COUNT_SLICE] == c)
+             for lo in range(0, len(code), COUNT_SLICE)]
+    for i, f in enumerate(found):
+        f += i * COUNT_SLICE
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
 
 
 def _count_equal(code: np.ndarray, c: int) -> int:

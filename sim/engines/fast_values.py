@@ -137,7 +137,7 @@ def array(ctx, ins):
                       shift=shift)
     if s.data.dtype.kind != "i":
         return None
-    loads = int(np.count_nonzero(code == DATA))
+    loads = count_code(code, DATA)
     if len(vals) and 0 <= s.data.min() and s.data.max() < len(vals):  # controls hold valid refs too (usually 0)
         out = _gather(vals, s.data)  # a control's payload is never read
     else:
@@ -145,7 +145,7 @@ def array(ctx, ins):
         if loads and (s.data.min(where=data, initial=0) < 0 or s.data.max(where=data, initial=0) >= len(vals)):
             return None
         out = vals[np.where(data, s.data, 0)] if len(vals) else np.zeros(len(s), dtype=f32)
-    if np.count_nonzero(code == EMPTY_CODE):
+    if count_code(code, EMPTY_CODE):
         out[code == EMPTY_CODE] = 0.0          # N stays N (0.0): it annihilates in the ALU
     ctx.stats.val_reads += loads
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps, shift=shift)
@@ -230,7 +230,7 @@ def alu(ctx, ins):
     absent = [ins[i].code == EMPTY_CODE for i in ABSENT_ANNIHILATES.get(op, ()) if empty[i]]
     if absent:
         out[np.logical_or.reduce(absent)] = 0.0
-    ctx.stats.ops += int(np.count_nonzero(a.code == DATA)) + empty[0]
+    ctx.stats.ops += count_code(a.code, DATA) + empty[0]
     code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
                   stamps=stamps, shift=shift)
