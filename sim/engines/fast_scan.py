@@ -73,10 +73,10 @@ def scan(ctx, ins):
         table = starts = None
     else:
         tree, lvl, fmt = level
-        if tree.pos[lvl] is not None and len(refs):
-            ensure_memory(ctx, int((tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]).sum()),
-                          SCAN_BYTES_PER_TOKEN)
         lo, hi, starts = _fiber_bounds(tree, lvl, refs)
+        if tree.pos[lvl] is not None and len(refs):  # the level's entries under the references
+            entries = hi - lo if starts is None else tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]
+            ensure_memory(ctx, int(entries.sum()), SCAN_BYTES_PER_TOKEN)
         table = tree.crd[lvl]
         ref_dtype = None
     lengths = hi - lo
