@@ -34,6 +34,7 @@ from fuseflow.sim.engines.fast_stream import (
     DATA,
     DONE_CODE,
     Stream,
+    StreamTooLong,
     concat,
     from_pairs,
     held_bytes,
@@ -114,42 +115,86 @@ class _Runner:
 
 
 class _PieceRunner(_Runner):
-    """A block run on pieces (:mod:`fast_cut`) by its whole-stream implementation."""
+    """A block run on pieces (:mod:`fast_cut`) by its whole-stream implementation.
 
-    def __init__(self, block, ctx, split):
+    ``budget``: the output tokens a round may take from it (None: no limit); past it the block
+    stops with its remaining input pending and runs again in the next round (a *backlog*), so
+    a block whose output is much longer than its input (a scanner of a wide level, a repeater)
+    holds one round's share of it at a time, however many tokens one outer coordinate expands
+    to. A piece whose scanner would emit more than the context's ``token_limit`` is retried on
+    a shorter prefix of the input, down to one fiber.
+    """
+
+    def __init__(self, block, ctx, split, budget: int | None = None):
         super().__init__(block, ctx)
         self.split = split
+        self.size = split
+        """The most input tokens a piece looks at first (None: all pending); shrunk when a
+        piece emits more than the token limit."""
+        self.budget = budget
+        self.backlog = False
         self.clock = 0
         self.stats = BlockStats(block.name, block.kind, tokens_in={c: 0 for c in block.inputs},
                                 tokens_out={c: 0 for c in block.outputs})
         self.sinks: list = []
 
     def advance(self) -> list[list[Stream]]:
-        """Runs every piece the pending inputs allow; the output pieces per output."""
+        """Runs the pieces the pending inputs allow, up to the round's budget; the output
+        pieces per output."""
         produced: list[list[Stream]] = [[] for _ in self.block.outputs]
-        self.fresh = False
-        size = self.split
+        self.fresh = self.backlog = False
+        emitted = 0
+        floor = None  # an input prefix this long emitted too many tokens
         while not self.done:
+            if self.budget is not None and emitted >= self.budget:
+                self.backlog = self.fresh = True  # the rest in the next round
+                break
             streams = [concat(p) if p else _EMPTY for p in self.pending]
             self.pending = [[s] if len(s) else [] for s in streams]
+            piece = self._next_piece(streams)
+            if piece is None:
+                break
+            if floor is not None and max(piece.used) >= floor:
+                outs = self._run_unlimited(piece)  # no shorter cut: one fiber is the least
+            else:
+                try:
+                    outs = self._run(piece)
+                except StreamTooLong:
+                    floor = max(piece.used)
+                    if floor <= 1:
+                        outs = self._run_unlimited(piece)
+                    else:
+                        self.size = floor // 2
+                        continue
+            floor = None
+            for j, out in enumerate(outs):
+                produced[j].append(out)
+                emitted = max(emitted, len(out))
+            self.pending = [[s.tail(k)] if k < len(s) else [] for s, k in zip(streams, piece.used)]
+            self.done = piece.strip == 0  # the whole rest of every input, its D included
+        return produced
+
+    def _next_piece(self, streams: list[Stream]) -> Piece | None:
+        """The next piece within the first :attr:`size` tokens of each input, looking further
+        (twice as far each time) while no piece fits; None: wait for more input."""
+        size = self.size
+        while True:
             views = streams if size is None else [s.head(size) for s in streams]
             ended = [bool(len(v)) and v.code[-1] == DONE_CODE for v in views]  # D: the producer is done
-            whole = all(ended)
-            if whole:
-                piece = Piece(views, [len(s) for s in views], 0)
-            else:
-                piece = next_piece(self.ctx, views, [len(v) - e for v, e in zip(views, ended)])
-            if piece is None:
-                if size is not None and any(len(v) < len(s) for v, s in zip(views, streams)):
-                    size *= 2  # a piece needs more than ``size`` tokens: look further
-                    continue
-                break
-            size = self.split
-            for j, out in enumerate(self._run(piece)):
-                produced[j].append(out)
-            self.pending = [[s.tail(k)] if k < len(s) else [] for s, k in zip(streams, piece.used)]
-            self.done = whole
-        return produced
+            if all(ended):
+                return Piece(views, [len(s) for s in views], 0)
+            piece = next_piece(self.ctx, views, [len(v) - e for v, e in zip(views, ended)])
+            if piece is not None or size is None or all(len(v) == len(s) for v, s in zip(views, streams)):
+                return piece
+            size *= 2
+
+    def _run_unlimited(self, piece: Piece) -> list[Stream]:
+        """:meth:`_run` without the token limit (what memory allows, checked by the block)."""
+        limit, self.ctx.token_limit = self.ctx.token_limit, None
+        try:
+            return self._run(piece)
+        finally:
+            self.ctx.token_limit = limit
 
     def _run(self, piece: Piece) -> list[Stream]:
         ctx = self.ctx
@@ -386,11 +431,14 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
     producers = graph.producers()
     consumers = graph.consumers()
     port_of = {ch: (consumers[ch].name, consumers[ch].inputs.index(ch)) for ch in consumers}
+    sources = outer_scanners(graph, order)
     runners: dict[str, _Runner] = {}
     for b in order:
-        ctx = make_context(b, producers, arch, inputs, graph.outputs)
-        runners[b.name] = _CoroutineRunner(b, ctx) if _uses_coroutine(b) else _PieceRunner(b, ctx, split)
-    sources = outer_scanners(graph, order)
+        if _uses_coroutine(b):
+            runners[b.name] = _CoroutineRunner(b, make_context(b, producers, arch, inputs, graph.outputs))
+        else:
+            ctx = make_context(b, producers, arch, inputs, graph.outputs, token_limit=target)
+            runners[b.name] = _PieceRunner(b, ctx, split, budget=None if b.name in sources else target)
     held: dict[str, list[Stream]] = {}
     traces: dict[str, list] = {ch: [] for b in graph.blocks for ch in b.outputs} if trace else {}
 
@@ -427,6 +475,8 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
         return longest, peak
 
     one_round()  # the root and the outer scanners, whole
+    while _backlog(runners.values()):
+        one_round()
     outer = _OuterFibers(held, [b for b in graph.blocks if b.name in sources])
     # once a block's clock passes half the stamp type's range, the rest of the run stamps with
     # int64 (the pending pieces widened) instead of redoing the kernel when a clock overflows
@@ -435,27 +485,32 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
         if measure and chunking.memory_budget is not None:
             byte_target = chunking.stream_bytes()
         windows = _Windows(target, byte_target)
-        longest, peak, rounds = 0, 0, 1
+        longest, peak, rounds = 0, 0, 1  # longest piece and most bytes since the last window
+        backlog, last = False, False
         while True:
             if _clock_past_half_range(runners.values()):
                 wide.enter_context(wide_stamps())
                 _widen_stamps(runners.values(), outer)
                 log.info("%s: clocks past half the stamp range; int64 stamps from here on",
                          graph.name)
-            high = windows.next(longest, peak)
-            last = high >= outer.extent
-            for ch, piece in outer.release(high, last):
-                if ch in port_of:
-                    name, port = port_of[ch]
-                    if len(piece):
-                        runners[name].feed(port, piece)
-                    if last:
-                        runners[name].finished_input(port)
-            longest, peak = one_round()
-            windows.peaks.append(peak)
+            if not backlog:  # the last window is through: release the next
+                if last:
+                    break
+                high = windows.next(longest, peak)
+                longest = peak = 0
+                last = high >= outer.extent
+                for ch, piece in outer.release(high, last):
+                    if ch in port_of:
+                        name, port = port_of[ch]
+                        if len(piece):
+                            runners[name].feed(port, piece)
+                        if last:
+                            runners[name].finished_input(port)
+            round_longest, round_peak = one_round()
+            longest, peak = max(longest, round_longest), max(peak, round_peak)
+            windows.peaks.append(round_peak)
             rounds += 1
-            if last:
-                break
+            backlog = _backlog(runners.values())
         stuck = [r for r in runners.values() if not r.done]
         if stuck:
             r = stuck[0]
@@ -475,6 +530,11 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
             blocks={b.name: contexts[b.name].stats for b in graph.blocks},
             trace={ch: traces[ch] for b in graph.blocks for ch in b.outputs} if trace else None,
         )
+
+
+def _backlog(runners) -> bool:
+    """Whether a block stopped at its round's budget with input left."""
+    return any(isinstance(r, _PieceRunner) and r.backlog for r in runners)
 
 
 def _clock_past_half_range(runners) -> bool:

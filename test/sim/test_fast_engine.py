@@ -664,3 +664,40 @@ def test_a_dense_level_sink_out_of_storage_order_keeps_every_token():
     sink.add(_level_piece(tokens[4:]))
     assert not sink.in_storage_order and len(sink) == len(tokens)
     assert [token_key(t) for t in sink.tokens()] == [token_key(t) for t in tokens]
+
+
+def test_one_outer_coordinate_longer_than_the_budget_runs_in_bounded_pieces(monkeypatch):
+    """An outer coordinate whose inner loops expand to many times the chunk target (two rows
+    of A, each spread over all of B's 64 columns) is split inside the coordinate: no block
+    emits more than about the target per piece (the scanners' pieces are cut to fit), and the
+    results and cycles stay the reference's."""
+    import functools
+
+    import fuseflow
+    from fuseflow.kernels import KERNELS, Kernel
+    from fuseflow.sim import engines
+    from fuseflow.sim.engines import fast_chunked
+
+    wide = Kernel("wide_spmm", KERNELS["spmm"].module, ((2, 24), (24, 64)), ("csr", "dense"))
+    inputs = wide.inputs(0.5, seed=5)
+    model = fuseflow.compile(wide.module(), inputs)
+    want = model.simulate(*inputs, engine="reference")
+    budget = 8192  # a chunk target of 64 tokens per stream piece
+    target = fast_chunked.Chunking(memory_budget=budget).stream_tokens() // 2
+    pieces: list[int] = []
+    run_piece = fast_chunked._PieceRunner._run
+
+    def recording(self, piece):
+        outs = run_piece(self, piece)
+        pieces.append(max((len(o) for o in outs), default=0))
+        return outs
+
+    monkeypatch.setattr(fast_chunked._PieceRunner, "_run", recording)
+    monkeypatch.setattr(engines, "run", functools.partial(engines.run, memory_budget=budget))
+    got = model.simulate(*inputs, engine="fast")
+    assert want.cycles == got.cycles
+    for a, b in zip(want.outputs, got.outputs):
+        assert a.numpy().tobytes() == b.numpy().tobytes()
+    assert sum(pieces) > 10 * target               # the run is many times the target
+    fiber = 64 + 2                                 # one fiber of B's columns and its stops
+    assert max(pieces) <= target + fiber, sorted(pieces)[-5:]
