@@ -40,6 +40,7 @@ from fuseflow.sim.engines.fast_stream import (
     held_bytes,
     raise_stamps,
     wide_stamps,
+    with_done,
 )
 from fuseflow.sim.engines.fast_write import DenseLevelSink
 from fuseflow.sim.engines.reference import assemble_outputs
@@ -143,10 +144,10 @@ class _PieceRunner(_Runner):
         pieces per output."""
         produced: list[list[Stream]] = [[] for _ in self.block.outputs]
         self.fresh = self.backlog = False
-        emitted = 0
+        emitted = [0] * len(self.block.outputs)  # tokens per output this round
         floor = None  # an input prefix this long emitted too many tokens
         while not self.done:
-            if self.budget is not None and emitted >= self.budget:
+            if self.budget is not None and max(emitted, default=0) >= self.budget:
                 self.backlog = self.fresh = True  # the rest in the next round
                 break
             streams = [concat(p) if p else _EMPTY for p in self.pending]
@@ -169,7 +170,7 @@ class _PieceRunner(_Runner):
             floor = None
             for j, out in enumerate(outs):
                 produced[j].append(out)
-                emitted = max(emitted, len(out))
+                emitted[j] += len(out)
             self.pending = [[s.tail(k)] if k < len(s) else [] for s, k in zip(streams, piece.used)]
             self.done = piece.strip == 0  # the whole rest of every input, its D included
         return produced
@@ -203,8 +204,8 @@ class _PieceRunner(_Runner):
                                tokens_out={c: 0 for c in self.block.outputs})
         ctx.clock = 0
         ctx.sink = []
-        full = simulate(ctx, [raise_stamps(s, self.clock) for s in piece.ins])
-        outs = [o.head(len(o) - piece.strip) for o in full]
+        full = self._simulate(piece)
+        outs = self._real_outputs(piece, full)
         if not piece.strip:
             self.clock = ctx.clock
         elif any(len(o) for o in outs):  # see fast_cut.Piece
@@ -228,6 +229,15 @@ class _PieceRunner(_Runner):
         if self.block.kind in ("level_write", "value_write"):
             self._keep(ctx.sink)
         return outs
+
+    def _simulate(self, piece: Piece) -> list[Stream]:
+        """The block's outputs on ``piece``, from its carried clock."""
+        return simulate(self.ctx, [raise_stamps(s, self.clock) for s in piece.ins])
+
+    @staticmethod
+    def _real_outputs(piece: Piece, full: list[Stream]) -> list[Stream]:
+        """What the piece's real steps emitted (its synthetic steps emit one token each)."""
+        return [o.head(len(o) - piece.strip) for o in full]
 
     def _keep(self, sink) -> None:
         """Keeps a writer's sink of one piece; a dense level's in a :class:`DenseLevelSink`."""
@@ -253,6 +263,81 @@ class _PieceRunner(_Runner):
             self.ctx.sink = dense if dense.in_storage_order else _joined_sink(dense.pieces)
         elif self.block.kind in ("level_write", "value_write"):
             self.ctx.sink = _joined_sink(self.sinks)
+
+
+@dataclass
+class _FoldPiece(Piece):
+    """Inputs of an order-1 sparse accumulator inside one reduction (no flushing stop): run
+    closed by a synthetic ``S1`` (which flushes what it accumulated) and ``D``, whose outputs
+    become the entries it carries, not tokens."""
+
+
+class _AccumulatorRunner(_PieceRunner):
+    """An order-1 sparse accumulator, which may be cut inside a reduction.
+
+    Its cut rule waits for a flushing stop; a reduction longer than the round's budget (an
+    output row summing millions of products) would keep all its input until then. Instead the
+    accumulator *folds* what it holds: the entries accumulated so far (coordinate and float32
+    sum, in key order) are carried, and the next piece runs with them in front as pairs of its
+    own, stamped 0, its real tokens delayed by as many steps. A fresh accumulator fed the
+    carried pairs first holds exactly the carried sums (0.0 plus a sum is that sum) and adds
+    the next values to them in arrival order, as the whole reduction would; its steps on them
+    are taken off its clock, stamps, steps and operations.
+    """
+
+    def __init__(self, block, ctx, split, budget=None):
+        super().__init__(block, ctx, split, budget)
+        self.carry: list[Stream] | None = None
+        """Per output, the entries accumulated in the open reduction (data tokens only)."""
+
+    def _next_piece(self, streams: list[Stream]) -> Piece | None:
+        piece = super()._next_piece(streams)
+        if piece is not None or self.budget is None:
+            return piece
+        ended = [bool(len(s)) and s.code[-1] == DONE_CODE for s in streams]
+        n = min(len(s) - e for s, e in zip(streams, ended))  # read in lock step
+        if n < self.budget:
+            return None  # not worth folding yet: wait for the flush
+        return _FoldPiece([_close_reduction(s.head(n)) for s in streams], [n, n], 2)
+
+    def _simulate(self, piece: Piece) -> list[Stream]:
+        ctx = self.ctx
+        k = len(self.carry[0]) if self.carry is not None else 0
+        if not k:
+            return super()._simulate(piece)
+        delay = k * ctx.ii
+        ins = []
+        for carried, s in zip(self.carry, piece.ins):
+            s = raise_stamps(s, self.clock)
+            later = Stream(s.code, s._data, s.base, s.monotone, s.gap, s.shift + delay, rows=s.rows)
+            ins.append(concat([carried, later]))
+        full = simulate(ctx, ins)
+        for o in full:
+            o.shift -= delay
+        ctx.clock -= delay
+        ctx.stats.steps -= k
+        ctx.stats.ops -= k * int(np.prod(self.carry[1].data.shape[1:], dtype=np.int64))
+        return full
+
+    def _real_outputs(self, piece: Piece, full: list[Stream]) -> list[Stream]:
+        if not isinstance(piece, _FoldPiece):
+            self.carry = None
+            return super()._real_outputs(piece, full)
+        entries = len(full[0]) - 2  # the synthetic S1 flushed them, then S0 and D
+        self.carry = None
+        if entries:
+            zeros = np.zeros(entries, fast_stream.TIME_DTYPE)
+            codes = np.full(entries, DATA, np.int8)
+            self.carry = [Stream(codes, o.data[:entries].copy(), zeros, True) for o in full]
+        return [_EMPTY for _ in full]
+
+
+def _close_reduction(s: Stream) -> Stream:
+    """``s`` followed by a synthetic ``S1`` and ``D``, both stamped like its last token."""
+    s = with_done(s)
+    code = s.code.copy()
+    code[-1] = 1
+    return with_done(Stream(code, s.data, s.time, s.monotone, 0, rows=s.rows))
 
 
 class _CoroutineRunner(_Runner):
@@ -438,7 +523,8 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
             runners[b.name] = _CoroutineRunner(b, make_context(b, producers, arch, inputs, graph.outputs))
         else:
             ctx = make_context(b, producers, arch, inputs, graph.outputs, token_limit=target)
-            runners[b.name] = _PieceRunner(b, ctx, split, budget=None if b.name in sources else target)
+            kind = _AccumulatorRunner if b.kind == "spacc" and len(b.inputs) == 2 else _PieceRunner
+            runners[b.name] = kind(b, ctx, split, budget=None if b.name in sources else target)
     held: dict[str, list[Stream]] = {}
     traces: dict[str, list] = {ch: [] for b in graph.blocks for ch in b.outputs} if trace else {}
 

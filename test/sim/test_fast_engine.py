@@ -701,3 +701,27 @@ def test_one_outer_coordinate_longer_than_the_budget_runs_in_bounded_pieces(monk
     assert sum(pieces) > 10 * target               # the run is many times the target
     fiber = 64 + 2                                 # one fiber of B's columns and its stops
     assert max(pieces) <= target + fiber, sorted(pieces)[-5:]
+
+
+@pytest.mark.parametrize("name", ["spmm", "spgemm", "spmm_coo"])
+@pytest.mark.parametrize("chunk_tokens", [1, 3])
+def test_an_accumulator_cut_inside_a_reduction_carries_its_entries_exactly(name, chunk_tokens,
+                                                                           monkeypatch):
+    """With tiny chunks an order-1 sparse accumulator folds its input inside a reduction (no
+    flushing stop yet) and carries the entries into the next piece: values, cycles and every
+    block's statistics stay the reference's."""
+    from test_engine_differential import simulate_both
+
+    from fuseflow.kernels import KERNELS
+    from fuseflow.sim.engines import fast_chunked
+
+    folds = []
+    real_outputs = fast_chunked._AccumulatorRunner._real_outputs
+
+    def counting(self, piece, full):
+        folds.append(isinstance(piece, fast_chunked._FoldPiece))
+        return real_outputs(self, piece, full)
+
+    monkeypatch.setattr(fast_chunked._AccumulatorRunner, "_real_outputs", counting)
+    simulate_both(name, KERNELS[name].inputs(0.5, seed=1, scale=2), scale=2, chunk_tokens=chunk_tokens)
+    assert sum(folds) > 0 and not all(folds)
