@@ -133,6 +133,8 @@ class _PieceRunner(_Runner):
         """The most input tokens a piece looks at first (None: all pending); shrunk when a
         piece emits more than the token limit."""
         self.budget = budget
+        self.limit = ctx.token_limit
+        """The most tokens one piece may emit (the context's limit while no piece runs)."""
         self.backlog = False
         self.clock = 0
         self.stats = BlockStats(block.name, block.kind, tokens_in={c: 0 for c in block.inputs},
@@ -155,18 +157,25 @@ class _PieceRunner(_Runner):
             piece = self._next_piece(streams)
             if piece is None:
                 break
-            if floor is not None and max(piece.used) >= floor:
-                outs = self._run_unlimited(piece)  # no shorter cut: one fiber is the least
-            else:
+            outs = None
+            used = max(piece.used, default=0)
+            if floor is None or used < floor:
+                room = None if self.limit is None else max(1, self.limit - max(emitted, default=0))
                 try:
-                    outs = self._run(piece)
+                    with _token_limit(self.ctx, room):
+                        outs = self._run(piece)
                 except StreamTooLong:
-                    floor = max(piece.used)
-                    if floor <= 1:
-                        outs = self._run_unlimited(piece)
-                    else:
-                        self.size = floor // 2
+                    if used > 1:
+                        floor, self.size = used, used // 2  # try a shorter prefix
                         continue
+            if outs is None:  # no shorter cut emits few enough tokens
+                if any(emitted):  # not in what is left of this round's budget: the next round
+                    self.backlog = self.fresh = True
+                    break
+                outs = self._run_unlimited(piece)  # one fiber is the least a piece can hold
+            if self.split is None and self.size is not None and self.limit is not None \
+                    and 4 * max((len(o) for o in outs), default=0) <= self.limit:
+                self.size *= 2  # a prefix shrunk for a long fiber may grow back
             floor = None
             for j, out in enumerate(outs):
                 produced[j].append(out)
@@ -191,11 +200,8 @@ class _PieceRunner(_Runner):
 
     def _run_unlimited(self, piece: Piece) -> list[Stream]:
         """:meth:`_run` without the token limit (what memory allows, checked by the block)."""
-        limit, self.ctx.token_limit = self.ctx.token_limit, None
-        try:
+        with _token_limit(self.ctx, None):
             return self._run(piece)
-        finally:
-            self.ctx.token_limit = limit
 
     def _run(self, piece: Piece) -> list[Stream]:
         ctx = self.ctx
@@ -385,6 +391,16 @@ class _CoroutineRunner(_Runner):
 
     def finish(self) -> None:
         self.ctx.stats.cycles = self.ctx.clock
+
+
+@contextlib.contextmanager
+def _token_limit(ctx, limit: int | None):
+    """``ctx.token_limit`` set to ``limit`` for the duration."""
+    saved, ctx.token_limit = ctx.token_limit, limit
+    try:
+        yield
+    finally:
+        ctx.token_limit = saved
 
 
 _EMPTY = Stream(np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(0, np.int32), True, 0)
