@@ -16,6 +16,15 @@ Windows grow or shrink so that the longest stream piece of a round stays near th
 (:class:`Chunking`): memory is bounded by the streams of one round, plus the inputs, the
 results being written and what blocks keep between rounds. Where a chunk boundary falls
 changes nothing in the results, cycles or statistics.
+
+One outer coordinate may expand to far more than the target (a batch of one image whose
+decoder emits 5e8 tokens). So the blocks that expand or keep their input are bounded inside a
+window as well: a scanner emits at most the target a round (a piece that would emit more is
+retried on a shorter prefix of its references, down to one fiber) and stops with the rest
+pending, a *backlog*; rounds without a new window run until no block has one. An order-1
+sparse accumulator, which may only be cut at a flushing stop, folds what it holds once that
+reaches the target and carries the entries it accumulated into its next piece
+(:class:`_AccumulatorRunner`).
 """
 
 from __future__ import annotations
@@ -40,7 +49,6 @@ from fuseflow.sim.engines.fast_stream import (
     held_bytes,
     raise_stamps,
     wide_stamps,
-    with_done,
 )
 from fuseflow.sim.engines.fast_write import DenseLevelSink
 from fuseflow.sim.engines.reference import assemble_outputs
@@ -160,10 +168,8 @@ class _PieceRunner(_Runner):
             outs = None
             used = max(piece.used, default=0)
             if floor is None or used < floor:
-                room = None if self.limit is None else max(1, self.limit - max(emitted, default=0))
                 try:
-                    with _token_limit(self.ctx, room):
-                        outs = self._run(piece)
+                    outs = self._run(piece)
                 except StreamTooLong:
                     if used > 1:
                         floor, self.size = used, used // 2  # try a shorter prefix
@@ -190,11 +196,12 @@ class _PieceRunner(_Runner):
         size = self.size
         while True:
             views = streams if size is None else [s.head(size) for s in streams]
-            ended = [bool(len(v)) and v.code[-1] == DONE_CODE for v in views]  # D: the producer is done
+            ended = [bool(len(v)) and v.code[-1] == DONE_CODE for v in views]  # producer done
             if all(ended):
                 return Piece(views, [len(s) for s in views], 0)
             piece = next_piece(self.ctx, views, [len(v) - e for v, e in zip(views, ended)])
-            if piece is not None or size is None or all(len(v) == len(s) for v, s in zip(views, streams)):
+            seen_all = all(len(v) == len(s) for v, s in zip(views, streams))
+            if piece is not None or size is None or seen_all:
                 return piece
             size *= 2
 
@@ -304,25 +311,24 @@ class _AccumulatorRunner(_PieceRunner):
         n = min(len(s) - e for s, e in zip(streams, ended))  # read in lock step
         if n < self.budget:
             return None  # not worth folding yet: wait for the flush
-        return _FoldPiece([_close_reduction(s.head(n)) for s in streams], [n, n], 2)
+        return _FoldPiece([s.head(n) for s in streams], [n, n], 2)  # closed when run
 
     def _simulate(self, piece: Piece) -> list[Stream]:
         ctx = self.ctx
-        k = len(self.carry[0]) if self.carry is not None else 0
-        if not k:
+        fold = isinstance(piece, _FoldPiece)
+        carry = self.carry or [None] * len(piece.ins)
+        k = len(carry[0]) if carry[0] is not None else 0
+        if not (k or fold):
             return super()._simulate(piece)
         delay = k * ctx.ii
-        ins = []
-        for carried, s in zip(self.carry, piece.ins):
-            s = raise_stamps(s, self.clock)
-            later = Stream(s.code, s._data, s.base, s.monotone, s.gap, s.shift + delay, rows=s.rows)
-            ins.append(concat([carried, later]))
+        ins = [_carried_before(c, s, self.clock, delay, fold) for c, s in zip(carry, piece.ins)]
         full = simulate(ctx, ins)
         for o in full:
             o.shift -= delay
         ctx.clock -= delay
         ctx.stats.steps -= k
-        ctx.stats.ops -= k * int(np.prod(self.carry[1].data.shape[1:], dtype=np.int64))
+        if k:
+            ctx.stats.ops -= k * int(np.prod(carry[1].data.shape[1:], dtype=np.int64))
         return full
 
     def _real_outputs(self, piece: Piece, full: list[Stream]) -> list[Stream]:
@@ -338,12 +344,31 @@ class _AccumulatorRunner(_PieceRunner):
         return [_EMPTY for _ in full]
 
 
-def _close_reduction(s: Stream) -> Stream:
-    """``s`` followed by a synthetic ``S1`` and ``D``, both stamped like its last token."""
-    s = with_done(s)
-    code = s.code.copy()
-    code[-1] = 1
-    return with_done(Stream(code, s.data, s.time, s.monotone, 0, rows=s.rows))
+def _carried_before(carried: Stream | None, s: Stream, clock: int, delay: int,
+                    close: bool) -> Stream:
+    """One stream, in one allocation: the ``carried`` entries stamped 0, then ``s`` with its
+    stamps raised to ``clock`` and ``delay`` later, then (``close``) a synthetic ``S1`` and
+    ``D`` stamped like its last token."""
+    k = len(carried) if carried is not None else 0
+    n = len(s)
+    m = k + n + (2 if close else 0)
+    dtype = s.data.dtype if not k else np.result_type(carried.data.dtype, s.data.dtype)
+    stamp = fast_stream.TIME_DTYPE
+    code = np.empty(m, s.code.dtype)
+    data = np.zeros((m,) + s.data.shape[1:], dtype=dtype)
+    time = np.empty(m, stamp)
+    if k:
+        code[:k] = DATA
+        data[:k] = carried.data
+        time[:k] = 0
+    code[k:k + n] = s.code
+    data[k:k + n] = s.data
+    np.maximum(s.base, stamp(clock - s.shift), out=time[k:k + n])
+    time[k:k + n] += stamp(s.shift + delay)
+    if close:
+        code[-2:] = (1, DONE_CODE)
+        time[-2:] = time[k + n - 1] if k + n else 0
+    return Stream(code, data, time, s.monotone)
 
 
 class _CoroutineRunner(_Runner):
@@ -540,7 +565,8 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
         else:
             ctx = make_context(b, producers, arch, inputs, graph.outputs, token_limit=target)
             kind = _AccumulatorRunner if b.kind == "spacc" and len(b.inputs) == 2 else _PieceRunner
-            runners[b.name] = kind(b, ctx, split, budget=None if b.name in sources else target)
+            budgeted = b.name not in sources and b.kind in ("scan", "spacc")  # what expands, or keeps
+            runners[b.name] = kind(b, ctx, split, budget=target if budgeted else None)
     held: dict[str, list[Stream]] = {}
     traces: dict[str, list] = {ch: [] for b in graph.blocks for ch in b.outputs} if trace else {}
 
