@@ -126,12 +126,12 @@ class _Runner:
 class _PieceRunner(_Runner):
     """A block run on pieces (:mod:`fast_cut`) by its whole-stream implementation.
 
-    ``budget``: the output tokens a round may take from it (None: no limit); past it the block
-    stops with its remaining input pending and runs again in the next round (a *backlog*), so
-    a block whose output is much longer than its input (a scanner of a wide level, a repeater)
-    holds one round's share of it at a time, however many tokens one outer coordinate expands
-    to. A piece whose scanner would emit more than the context's ``token_limit`` is retried on
-    a shorter prefix of the input, down to one fiber.
+    ``budget``: the output tokens a round may take from it (None: no limit; set on scanners,
+    whose output is much longer than their input, and on order-1 accumulators); past it the
+    block stops with its remaining input pending and runs again in the next round (a
+    *backlog*), so it holds one round's share at a time, however many tokens one outer
+    coordinate expands to. A piece whose scanner would emit more than the context's
+    ``token_limit`` is retried on a shorter prefix of the input, down to one fiber.
     """
 
     def __init__(self, block, ctx, split, budget: int | None = None):
@@ -175,7 +175,7 @@ class _PieceRunner(_Runner):
                         floor, self.size = used, used // 2  # try a shorter prefix
                         continue
             if outs is None:  # no shorter cut emits few enough tokens
-                if any(emitted):  # not in what is left of this round's budget: the next round
+                if any(emitted):  # over the limit with this round's output already out: next round
                     self.backlog = self.fresh = True
                     break
                 outs = self._run_unlimited(piece)  # one fiber is the least a piece can hold

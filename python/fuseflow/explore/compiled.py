@@ -629,12 +629,7 @@ def _tuple(code: _Code, items) -> str:
 def _emit_joiner(block, ins, code: _Code):
     """``rules._joiner`` inline: the scalar arithmetic emitted, the counts by
     ``rules.join_counts`` and the thinned fiber sizes by ``rules.thin_sizes``."""
-    groups = block.attrs.get("ref_groups")
-    groups = [int(g) for g in groups] if groups else [1] * (len(ins) // 2)
-    k = len(groups)
-    lasts = [p[-1] for p in ins[:k]]
-    union = block.kind == "union"
-    profile = ins[0]
+    groups, k, lasts, union, profile = rules.joiner_operands(block, ins)
     if len(profile) < 2:
         raise Unsupported(f"{block.name}: a joiner of root streams")
     parent = profile[-2]

@@ -100,13 +100,17 @@ def _repeat(block, ins, ctx, out):
     return [signal[:-1] + (level,)]
 
 
-def _joiner(block, ins, ctx, out):
+def joiner_operands(block, ins):
+    """A joiner's reference groups, its number of coordinate inputs, their innermost levels,
+    whether it is a union, and its first input's profile."""
     groups = block.attrs.get("ref_groups")
     groups = [int(g) for g in groups] if groups else [1] * (len(ins) // 2)
     k = len(groups)
-    lasts = [p[-1] for p in ins[:k]]
-    union = block.kind == "union"
-    profile = ins[0]
+    return groups, k, [p[-1] for p in ins[:k]], block.kind == "union", ins[0]
+
+
+def _joiner(block, ins, ctx, out):
+    groups, k, lasts, union, profile = joiner_operands(block, ins)
     parent = profile[-2]
     n_fibers = fibers(profile)
     datas = [last.items - last.nulls for last in lasts]
