@@ -207,6 +207,23 @@ def test_accumulator_averages_over_measured_fiber_sizes(monkeypatch):
     assert abs(by_size) < 0.08 < 0.12 < by_mean
 
 
+def _spgemm_by_identity(scale: int):
+    """The built-in SpGEMM compiled at ``scale``, the shape of its left operand, and an identity
+    right operand (as many ones as the smaller of its sides): a product whose rows merge fibers
+    that share no column."""
+    import torch
+
+    kernel = KERNELS["spgemm"]
+    shapes = kernel.inputs(0.5, scale=scale)
+    compiled = fuseflow.compile(kernel.module(), shapes,
+                                fuseflow.Schedule(formats=dict(kernel.declared)))
+    (rows, inner), cols = shapes[0].shape, shapes[1].shape[1]
+    n = min(inner, cols)
+    eye = torch.zeros(inner, cols)
+    eye[torch.arange(n), torch.arange(n)] = 1.0
+    return compiled, (rows, inner), eye
+
+
 def test_accumulator_draws_coordinates_without_replacement(monkeypatch):
     """Row-wise SpGEMM A·I (GCN's one-hot features): row i of A merges rows of I that share
     no column, so its keys are its row's coordinates. A fiber's coordinates are distinct
@@ -217,16 +234,9 @@ def test_accumulator_draws_coordinates_without_replacement(monkeypatch):
 
     from fuseflow.explore import joins, rules
 
-    kernel = KERNELS["spgemm"]
-    shapes = kernel.inputs(0.5, scale=4)
-    compiled = fuseflow.compile(kernel.module(), shapes,
-                                fuseflow.Schedule(formats=dict(kernel.declared)))
-    (rows, inner), cols = shapes[0].shape, shapes[1].shape[1]
-    n = min(inner, cols)
+    compiled, (rows, inner), eye = _spgemm_by_identity(scale=4)
     gen = torch.Generator().manual_seed(5)
     a = (torch.rand(rows, inner, generator=gen) < 0.6).float()
-    eye = torch.zeros(inner, cols)
-    eye[torch.arange(n), torch.arange(n)] = 1.0
     inputs = [a.to_sparse_csr(), eye.to_sparse_csr()]
     sim = compiled.simulate(*inputs, engine="fast").run.kernels[0].result
 
@@ -370,17 +380,12 @@ def test_an_accumulated_result_keeps_its_fiber_sizes_for_the_next_kernel():
     from fuseflow.explore import CostModel
 
     kernel = KERNELS["spgemm"]
-    shapes = kernel.inputs(0.5, scale=8)
-    compiled = fuseflow.compile(kernel.module(), shapes,
-                                fuseflow.Schedule(formats=dict(kernel.declared)))
-    (rows, inner), cols = shapes[0].shape, shapes[1].shape[1]
-    n = min(inner, cols)
+    compiled, (rows, inner), eye = _spgemm_by_identity(scale=8)
+    n, cols = min(eye.shape), eye.shape[1]
     gen = torch.Generator().manual_seed(3)
     a = torch.zeros(rows, inner)
     for i in range(rows):
         a[i, torch.randperm(n, generator=gen)[:12 if i % 2 else 1]] = 1.0
-    eye = torch.zeros(inner, cols)
-    eye[torch.arange(n), torch.arange(n)] = 1.0
     first = predict(compiled, a.to_sparse_csr(), eye.to_sparse_csr()).kernels[0].outputs[0]
     lengths = (a != 0).sum(dim=1).numpy()
     assert first.levels[1].by_parent is not None
