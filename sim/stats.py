@@ -12,11 +12,29 @@ if TYPE_CHECKING:
 WORD_BYTES = 4
 """Bytes per stored element: coordinates and segment entries are int32, values float32."""
 
-_COUNTERS = ("ops", "crd_reads", "ref_reads", "val_reads", "crd_writes", "ref_writes", "val_writes")
+COUNTERS = ("ops", "crd_reads", "ref_reads", "val_reads", "crd_writes", "ref_writes", "val_writes")
+"""A block's arithmetic and memory-traffic counters (fields of :class:`BlockStats`)."""
+
+
+class Traffic:
+    """Bytes read and written from a block's counters (``crd_reads`` ... ``val_writes``): the
+    simulator's :class:`BlockStats` and the cost model's prediction of them."""
+
+    @property
+    def bytes_read(self):
+        return WORD_BYTES * (self.crd_reads + self.ref_reads + self.val_reads)
+
+    @property
+    def bytes_written(self):
+        return WORD_BYTES * (self.crd_writes + self.ref_writes + self.val_writes)
+
+    @property
+    def bytes_moved(self):
+        return self.bytes_read + self.bytes_written
 
 
 @dataclass
-class BlockStats:
+class BlockStats(Traffic):
     """What one block did: its final clock, tokens per channel, arithmetic and memory traffic."""
 
     name: str
@@ -44,23 +62,11 @@ class BlockStats:
     val_writes: int = 0
     """Values written (value writers)."""
 
-    @property
-    def bytes_read(self) -> int:
-        return WORD_BYTES * (self.crd_reads + self.ref_reads + self.val_reads)
-
-    @property
-    def bytes_written(self) -> int:
-        return WORD_BYTES * (self.crd_writes + self.ref_writes + self.val_writes)
-
-    @property
-    def bytes_moved(self) -> int:
-        return self.bytes_read + self.bytes_written
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field and the byte totals (Python integers, whatever
         integer type an engine counted in)."""
         d = {k: getattr(self, k) for k in ("name", "kind")}
-        d.update({k: int(getattr(self, k)) for k in ("cycles", "steps", *_COUNTERS)})
+        d.update({k: int(getattr(self, k)) for k in ("cycles", "steps", *COUNTERS)})
         d.update(tokens_in={c: int(n) for c, n in self.tokens_in.items()},
                  tokens_out={c: int(n) for c, n in self.tokens_out.items()},
                  bytes_read=int(self.bytes_read), bytes_written=int(self.bytes_written))
@@ -89,7 +95,7 @@ class KernelResult:
 
     def summary(self) -> dict[str, Any]:
         """Totals over blocks, JSON-ready."""
-        totals = {k: int(sum(getattr(b, k) for b in self.blocks.values())) for k in _COUNTERS}
+        totals = {k: int(sum(getattr(b, k) for b in self.blocks.values())) for k in COUNTERS}
         tokens = int(sum(sum(b.tokens_out.values()) for b in self.blocks.values()))
         reads = totals["crd_reads"] + totals["ref_reads"] + totals["val_reads"]
         writes = totals["crd_writes"] + totals["ref_writes"] + totals["val_writes"]

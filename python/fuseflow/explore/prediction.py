@@ -11,17 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from fuseflow.sim.stats import WORD_BYTES
+from fuseflow.sim.stats import COUNTERS, WORD_BYTES, Traffic
 
 if TYPE_CHECKING:
     from fuseflow.explore.stats import TensorStats
 
-COUNTERS = ("ops", "crd_reads", "ref_reads", "val_reads", "crd_writes", "ref_writes", "val_writes")
-"""The counters of :class:`fuseflow.sim.stats.BlockStats` the model predicts."""
-
 
 @dataclass
-class BlockPrediction:
+class BlockPrediction(Traffic):
     """One block: steps, tokens per output channel, operations, memory traffic and clocks."""
 
     name: str
@@ -41,14 +38,6 @@ class BlockPrediction:
     """The block's final clock."""
     burst: float = 1.0
     """Tokens each output sends at its last send time (a sparse accumulator's flush)."""
-
-    @property
-    def bytes_read(self) -> float:
-        return WORD_BYTES * (self.crd_reads + self.ref_reads + self.val_reads)
-
-    @property
-    def bytes_written(self) -> float:
-        return WORD_BYTES * (self.crd_writes + self.ref_writes + self.val_writes)
 
 
 class KernelPrediction:
