@@ -8,9 +8,9 @@ longest prefix after which its state is its clock alone, the rest kept for the n
 A block carries its clock across pieces by seeing its next inputs' stamps raised to that
 clock, which is exact for the timing model's recurrence (``c_t = max(c_(t-1) + II, a_t)``
 starting at the carried clock equals the recurrence from 0 on arrivals raised to it). Kinds
-whose state is more than a clock (coordinate droppers and holds, joins, reducers with outer
-coordinates) run as reference coroutines kept alive across rounds; a sparse accumulator of
-order 2 or more keeps its input until the input is complete.
+whose state is more than a clock (coordinate droppers and holds, joins) run as reference
+coroutines kept alive across rounds; a sparse accumulator of order 2 or more keeps its input
+until the input is complete.
 
 Windows grow or shrink so that the longest stream piece of a round stays near the target
 (:class:`Chunking`): memory is bounded by the streams of one round, plus the inputs, the
@@ -485,7 +485,7 @@ def _dense_level_size(ctx) -> int | None:
 
 
 def _uses_coroutine(block: Block) -> bool:
-    return block.kind in STATEFUL or (block.kind == "reduce" and len(block.inputs) > 1)
+    return block.kind in STATEFUL
 
 
 def outer_scanners(graph, order) -> set[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuseflow.sim.blocks.joiner import ref_ports
+from fuseflow.sim.engines.fast_reduce import outer_units
 from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, REPEAT_CODE, Stream, with_done
 
 STATEFUL = frozenset({"crddrop", "crdhold", "join"})
@@ -90,10 +91,27 @@ def _last_stop(code: np.ndarray, k: int, low: int = 0) -> int:
 
 
 def _reduce(ctx, streams, avail):
-    """Whole fibers: up to the last stop."""
-    if len(streams) > 1:
-        return None  # with outer coordinates: see STATEFUL handling of the reducer
-    return _prefixes(streams, [_last_stop(streams[0].code, avail[0])])
+    """Whole fibers: up to the last stop. With the outer coordinates, the stops whose outer
+    units are complete (:func:`fuseflow.sim.engines.fast_reduce.outer_units`), as far as each
+    unit is the one the reducer reads there (a coordinate with its closing stop exactly under a
+    stop ``S_k``, ``k > 0``: else the reference reads the rest, and reports a malformed one)."""
+    if len(streams) == 1:
+        return _prefixes(streams, [_last_stop(streams[0].code, avail[0])])
+    if len(streams) != 2:
+        return None
+    stops = np.flatnonzero(streams[0].code[:avail[0]] >= 0)
+    heads, closes = outer_units(streams[1].code[:avail[1]])
+    # a coordinate's unit is complete once the token after it is known
+    complete = len(heads) - (1 if len(heads) and heads[-1] == avail[1] - 1
+                             and _owner(int(streams[1].code[heads[-1]])) else 0)
+    q = min(len(stops), complete)
+    fiber = (streams[1].code[heads[:q]] == DATA) | (streams[1].code[heads[:q]] == EMPTY_CODE)
+    wrong = np.flatnonzero(fiber & (closes[:q] != (streams[0].code[stops[:q]] > 0)))
+    if len(wrong):
+        q = int(wrong[0])
+    if not q:
+        return None
+    return _prefixes(streams, [int(stops[q - 1]) + 1, int(heads[q]) if q < len(heads) else avail[1]])
 
 
 def _joiner(ctx, streams, avail):

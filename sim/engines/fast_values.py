@@ -1,4 +1,5 @@
-"""Vectorized one-step-per-token blocks: root, broadcast, fork, repsiggen, array, ALU, reducer.
+"""Vectorized one-step-per-token blocks: root, broadcast, fork, repsiggen, array, ALU, reducer
+(the reducer in :mod:`fuseflow.sim.engines.fast_reduce`).
 
 Each function takes the block's context (:class:`fuseflow.sim.engines.reference.BlockContext`,
 used for its attributes, costs, bound tensors and statistics) and its whole input streams, and
@@ -13,10 +14,10 @@ import numpy as np
 from fuseflow.dialects.tiles import TileSpec
 from fuseflow.sim.blocks import tiles
 from fuseflow.sim.blocks.alu import ABSENT_ANNIHILATES, ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNARY
-from fuseflow.sim.blocks.reduce import REDUCE_KINDS
+from fuseflow.sim.engines.fast_reduce import fold_by_key, reduce  # noqa: F401 (the block table's)
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, absent_as_zero, copy_of, ends_with_done,
-    count_code, finish, follow_stamps, has_repeat, joint_gap, step_stamps, stream_stamps,
+    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, copy_of, ends_with_done,
+    count_code, finish, follow_stamps, has_repeat, joint_gap, step_stamps,
 )
 
 f32 = np.float32
@@ -258,65 +259,3 @@ def _tile_alu(ctx, ins, fn, empty):
     code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
                   stamps=stamps, shift=shift)
-
-
-def fold_by_key(values: np.ndarray, keys: np.ndarray, nkeys: int, ufunc, init, acc: np.ndarray | None = None
-                ) -> np.ndarray:
-    """``ufunc`` folded from ``init`` over the values of each key, in float32 and in order; into
-    ``acc`` (folds so far, to go on with) if given.
-
-    ``ufunc.at`` applies the operation element by element in index order, so every key's
-    result is the reference accumulator's sequential one (no pairwise summation).
-    """
-    if acc is None:
-        acc = np.full((nkeys,) + values.shape[1:], init, dtype=f32)
-    with np.errstate(all="ignore"):
-        ufunc.at(acc, keys, values.astype(f32, copy=False))
-    return acc
-
-
-def reduce(ctx, ins):
-    """Sum or max per innermost fiber; one step per value (``N`` reads as 0.0), stop and ``D``."""
-    kind = ctx.block.attrs.get("kind", "sum")
-    if len(ins) > 1:  # with outer coordinates: the reference reads them fiber by fiber
-        return None
-    s = absent_as_zero(ins[0])
-    if kind not in REDUCE_KINDS or not ends_with_done(s) or has_repeat(s.code):
-        return None
-    stamps = stream_stamps(ctx, s)
-    code = s.code
-    stop = code >= 0
-    # values of fiber g are the data tokens between stop g-1 and stop g
-    data_idx = np.flatnonzero(code == DATA)
-    vals = s.data[data_idx].astype(f32)
-    tiled = "tiles" in ctx.block.attrs
-    if tiled:  # tiles reduced over their own axes first, as the reference does one by one
-        tout = tuple(ctx.block.attrs["tiles"][1][0])
-        spec = ctx.block.attrs.get("tile")
-        if spec:
-            vals = tiles.reduce_axes(kind, TileSpec.parse(spec, 1), vals.reshape((-1,) + tuple(
-                ctx.block.attrs["tiles"][0][0])))
-        if vals.shape[1:] != tout:
-            return None
-    nstops = int(np.count_nonzero(stop))
-    fiber_of_data = np.cumsum(stop)[data_idx]  # values after the last stop fold into fiber nstops
-    ufunc, init = (np.maximum, -np.inf) if kind == "max" else (np.add, 0.0)
-    folded = fold_by_key(vals, fiber_of_data, nstops + 1, ufunc, init)[:nstops]
-    seen = np.bincount(fiber_of_data, minlength=nstops + 1)[:nstops] > 0
-    results = np.where(seen.reshape((-1,) + (1,) * (folded.ndim - 1)), folded, f32(0.0)).astype(f32)
-    # each stop S_k emits its fiber's value, then S(k-1) when k > 0; D emits D
-    emits = np.where(stop, 1 + (code > 0), np.where(code == DONE_CODE, 1, 0))
-    first = np.cumsum(emits) - emits
-    total = int(emits.sum())
-    out_code = np.empty(total, dtype=CODE_DTYPE)
-    out_data = np.zeros((total,) + results.shape[1:], dtype=f32)
-    out_time = np.repeat(stamps, emits)
-    sidx = np.flatnonzero(stop)
-    out_code[first[sidx]] = DATA
-    out_data[first[sidx]] = results
-    higher = sidx[code[sidx] > 0]
-    out_code[first[higher] + 1] = code[higher] - 1
-    out_code[first[code == DONE_CODE]] = DONE_CODE
-    ctx.stats.ops += len(vals) * (int(np.prod(ctx.block.attrs["tiles"][0][0], dtype=np.int64))
-                                  if tiled else 1)
-    return finish(ctx, ins, [Stream(out_code, out_data, out_time)], None, stamps=stamps)
