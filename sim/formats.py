@@ -310,11 +310,25 @@ class FiberTree:
             return self
         if fmt.shape != self.fmt.shape:
             raise ValueError(f"cannot convert shape {self.fmt.shape} to {fmt.shape}")
+        array = self._dense_array()
+        if array is not None:   # its nonzeros, found in the array: no coordinate per entry
+            return FiberTree.from_dense(array, fmt)
         coords, vals = self.entries()
         if all(lv.format == "dense" for lv in self.fmt.levels):
             stored = vals != 0
             coords, vals = coords[stored], vals[stored]
         return FiberTree.from_coords(coords, vals, fmt)
+
+    def _dense_array(self) -> np.ndarray | None:
+        """The tensor as an array view of the values when every level is dense, one per
+        dimension in any order (the values are then the array in level order); else None."""
+        levels = self.fmt.levels
+        perm = [lv.dim for lv in levels]
+        if not levels or sorted(perm) != list(range(self.fmt.ndim)) or not all(
+                lv.format == "dense" and lv.kind == "id" for lv in levels):
+            return None
+        stored = np.asarray(self.vals, dtype=np.float32)
+        return stored.reshape([self.fmt.shape[d] for d in perm]).transpose(np.argsort(perm))
 
     @classmethod
     def from_torch(cls, t, fmt: TensorFormat | None = None) -> "FiberTree":
@@ -408,8 +422,9 @@ class FiberTree:
         """The tensor as a dense float32 array."""
         if not self.fmt.levels:
             return np.array(self.vals[0], dtype=np.float32)
-        if self.fmt.is_row_major_dense():   # the values are the array: no coordinates
-            return np.asarray(self.vals, dtype=np.float32).reshape(self.fmt.shape)
+        array = self._dense_array()
+        if array is not None:   # the values are the array (row-major: no copy)
+            return array if self.fmt.is_row_major_dense() else np.ascontiguousarray(array)
         out = np.zeros(self.fmt.shape, dtype=np.float32)
         coords, vals = self.entries()
         np.add.at(out, tuple(coords.T), vals)
