@@ -217,7 +217,8 @@ _TARGETS = ["csr", "csc", "coo", "dcsr", "dense_t", "bsr2"]
 
 def _target(name, shape):
     if name == "dense_t":
-        return TensorFormat(shape, tuple(LevelSpec("dense", d) for d in reversed(range(len(shape)))))
+        dims = reversed(range(len(shape)))
+        return TensorFormat(shape, tuple(LevelSpec("dense", d) for d in dims))
     if len(shape) == 3:
         return TensorFormat(shape, (LevelSpec("dense", 0), LevelSpec("compressed", 2),
                                     LevelSpec("compressed", 1)))
@@ -231,7 +232,8 @@ def test_a_dense_source_converts_to_the_tree_of_its_nonzeros(source, target, den
     """A source stored dense (in any level order) converts through its array, not a coordinate
     per entry: the tree of its nonzeros (dense fill dropped, -0.0 too, NaN kept), as the
     coordinate path builds it."""
-    a = ((RNG.random(source.shape) < density) * RNG.standard_normal(source.shape)).astype(np.float32)
+    shape = source.shape
+    a = ((RNG.random(shape) < density) * RNG.standard_normal(shape)).astype(np.float32)
     if density == 0.3:
         a.reshape(-1)[:3] = [-0.0, np.nan, 0.0]
     tree = FiberTree.from_dense(a, source)
