@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow.sim.blocks.scan import scanned_level
+from fuseflow.sim.engines import fast_native
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, SLICE, TIME_DTYPE, Stream, arrival_max,
+    CODE_DTYPE, DATA, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream,
     check_stamps, code_positions, coordinate_dtype, count_code, ends_with_done, ensure_memory,
-    finish, has_repeat, index_dtype, point_clocks, step_stamps,
+    finish, has_repeat, index_dtype,
 )
 
 SCAN_BYTES_PER_TOKEN = 30
@@ -269,39 +270,25 @@ def _gather_crds(table: np.ndarray, starts: np.ndarray | None, refs: np.ndarray,
 def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):
     """A dense scan whose input holds only data, the stops they absorb, and ``D``.
 
-    Every reference then owns n >= 1 coordinates and a close: the output is laid out as one row
-    of n + 1 tokens per reference (plus ``D``), filled without index arrays.
+    Every reference then owns n >= 1 coordinates and a close: the output is one row of n + 1
+    tokens per reference (plus ``D``), codes, coordinates and stamps written in one compiled
+    pass (``fast_native.dense_fibers``); the child references stay rows (:attr:`Stream.rows`).
     """
     s = ins[0]
-    code = s.code
     rows = len(refs)
     total = rows * (n + 1) + 1
-    didx = np.flatnonzero(code == DATA)
-    nxt = code[didx + 1]
-    out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    out_code[n:-1:n + 1] = np.where(nxt >= 0, nxt + 1, 0)
-    out_code[-1] = DONE_CODE
-    crd_out = np.zeros(total, dtype=coordinate_dtype(n))
-    crd_out[:-1].reshape(rows, n + 1)[:, :n] = np.arange(n, dtype=crd_out.dtype)
-    ref_rows = (refs, n, index_dtype((int(refs.max()) + 1) * n if rows else 0, int(refs.min()) * n if rows else 0))
-    # clocks per fiber: its first step waits for the ref, then n - 1 steps, then the close waits
-    # for the next token (two points per fiber, and D)
-    runmax = s.runmax()
-    ii = ctx.ii
-    arrival = np.empty(2 * rows + 1, dtype=TIME_DTYPE)
-    arrival[0:-1:2], arrival[1:-1:2], arrival[-1] = runmax[didx], runmax[didx + 1], runmax[-1]
-    inc = np.full(2 * rows + 1, ii, dtype=np.int64)
-    inc[1:-1:2] = ii * n
-    inc[0] = 0
-    points = point_clocks(arrival, inc)
-    check_stamps(int(points[-1]) + ii * n + ctx.latency)
+    ii, lat = ctx.ii, ctx.latency
+    # the clocks' bound: the last point (D's step) is at most the latest stamp plus every step
+    check_stamps(ii * rows * (n + 1) + max(int(s.base.max()) + s.shift, 0))
+    out_code = np.empty(total, dtype=CODE_DTYPE)
+    crd_out = np.empty(total, dtype=coordinate_dtype(n))
     stamps = np.empty(total, dtype=TIME_DTYPE)
-    grid = stamps[:-1].reshape(rows, n + 1)
-    np.add(points[0:-1:2, None], ii * np.arange(n, dtype=TIME_DTYPE) + TIME_DTYPE(ctx.latency), out=grid[:, :n])
-    grid[:, n] = points[1:-1:2] + ctx.latency
-    stamps[-1] = points[-1] + ctx.latency
+    last = int(fast_native.dense_fibers(s.code, s.base, s.shift, n, ii, lat, out_code, crd_out,
+                                        stamps))
+    check_stamps(last + ii * n + lat)
+    ref_rows = (refs, n, index_dtype((int(refs.max()) + 1) * n if rows else 0, int(refs.min()) * n if rows else 0))
     return finish(ctx, ins, [Stream(out_code, crd_out, stamps), Stream(out_code, None, stamps, rows=ref_rows)], None,
-                  ii, steps=total, last=int(points[-1]))
+                  ii, steps=total, last=last)
 
 
 def repeat(ctx, ins):
@@ -324,15 +311,11 @@ def repeat(ctx, ins):
     lengths = np.diff(sidx, prepend=-1, append=len(scode) - 1)  # signals per unit: its R's, then S (or D)
     if lengths[-1] != 1 or np.any((lengths[:-1] > 1) & ~owner[heads[:-1]]):
         return None  # R while the input holds a stop or D
-    hcode = src.code[heads]
-    out_code = np.repeat(hcode, lengths)
-    out_data = np.repeat(src.data[heads], lengths, axis=0)  # tiles: whole tiles repeated
-    # S: a bare stop S_k gives S(k+1); a data unit gives S(k+1) if it absorbed S_k, else S0
-    h = heads[:-1]
-    out_code[sidx] = np.where(hcode[:-1] >= 0, hcode[:-1] + 1, np.where(absorbed[h + 1], src.code[h + 1] + 1, 0))
-    out_data[sidx] = 0
+    out_code = np.empty(len(scode), dtype=CODE_DTYPE)
+    out_data = np.empty((len(scode),) + src.data.shape[1:], dtype=src.data.dtype)  # tiles: whole tiles
+    fast_native.repeat_layout(src.code, src.data, heads, sidx, out_code, out_data)
     # every step peeks its unit's head; S after a data head also peeks the next input token
-    stamps, shift = unit_stamps(ctx, sig, src, heads.astype(index_dtype(len(src))), sidx, owner[h])
+    stamps, shift = unit_stamps(ctx, sig, src, heads, sidx, owner[heads[:-1]])
     return finish(ctx, ins, [Stream(out_code, out_data, stamps, shift=shift)], None, ctx.ii, stamps=stamps,
                   shift=shift)
 
@@ -345,64 +328,24 @@ def unit_stamps(ctx, lead: Stream, src: Stream, heads: np.ndarray, sidx: np.ndar
 
     Unit u is ``src[heads[u]]`` plus, where ``closes[u]``, the next token; lead tokens
     ``sidx[u-1]+1 .. sidx[u]`` act on it (the last unit, ``D``, on the rest). Every step peeks
-    its unit's head; step ``sidx[u]`` also reaches the next token where ``closes[u]``.
-    """
-    if lead.monotone and lead.gap >= ctx.ii:
-        return _run_stamps(ctx, lead, src.runmax(), heads, sidx, closes)
-    seen = np.repeat(heads, np.diff(sidx, prepend=-1, append=len(lead) - 1))
-    seen[sidx] += closes
-    return step_stamps(ctx, arrival_max([lead], out=src.runmax()[seen]), owned=True), 0
-
-
-def _run_stamps(ctx, sig: Stream, runmax: np.ndarray, heads: np.ndarray, sidx: np.ndarray,
-                closes: np.ndarray) -> tuple[np.ndarray, int]:
-    """:func:`unit_stamps` when the lead stream's stamps are at least ``ii`` apart.
-
-    Then ``c_t = max(s_t, ii·t + max(0, max_(j<=t) (h_j - ii·j)))`` with ``s`` the lead
-    stamps and ``h`` what each step peeks of the input, which is constant over runs of steps:
-    a unit's first steps (its head), then its last (its head, or the token after it) or the
-    final ``D``. The maximum is taken over runs, not steps. Since ``s_t - ii·t`` never
-    decreases, the lead stamps win over a whole run if they win at its first step: when they
-    win everywhere, the block shares the lead's stamp array.
+    its unit's head; step ``sidx[u]`` also reaches the next token where ``closes[u]``. The
+    recurrence runs compiled (``fast_native.unit_clocks``), unless the lead's stamps are at
+    least ``ii`` apart and win at every step (``fast_native.lead_wins``): the block shares them.
     """
     ii = ctx.ii
-    check_stamps(max(int(runmax[-1]), int(sig.base[-1]) + sig.shift) + ii * len(sig) + ctx.latency)
-    # int32 throughout (the check above bounds every term): two runs per unit
-    first = np.empty(2 * len(heads), dtype=TIME_DTYPE)  # each run's first step
-    first[0] = 0
-    first[2::2] = sidx + 1  # a unit's first step
-    first[1:-1:2] = sidx  # its last
-    first[-1] = len(sig) - 1
-    peeked = np.empty(2 * len(heads), dtype=heads.dtype)
-    peeked[0::2] = heads
-    peeked[1::2] = heads
-    peeked[1:-1:2] += closes
-    best = runmax[peeked]
-    del peeked
-    ramp = first * TIME_DTYPE(ii)
-    best -= ramp
-    np.maximum(best, 0, out=best)
-    np.maximum.accumulate(best, out=best)
-    lead = sig.base[first]
-    lead -= ramp
-    if np.all(best <= lead + TIME_DTYPE(sig.shift)):
-        return sig.base, sig.shift + ctx.latency
-    del lead, ramp
-    lengths = np.empty(2 * len(heads), dtype=TIME_DTYPE)
-    lengths[0::2] = np.diff(first[1::2], prepend=-1) - 1  # each unit's steps before its last
-    lengths[1::2] = 1
-    clocks = np.repeat(best, lengths)
-    # c_t = max(best_t + ii·t, s_t) + latency, a slice at a time (one pass)
-    base, shift = sig.runmax_parts()
-    ramp = np.arange(min(len(clocks), SLICE), dtype=TIME_DTYPE)
-    ramp *= TIME_DTYPE(ii)
-    for lo in range(0, len(clocks), SLICE):
-        piece = clocks[lo:lo + SLICE]
-        piece += ramp[:len(piece)]
-        piece += TIME_DTYPE(ii * lo - shift)
-        np.maximum(piece, base[lo:lo + SLICE], out=piece)
-        piece += TIME_DTYPE(shift + ctx.latency)
-    return clocks, 0
+    gapped = lead.monotone and lead.gap >= ii
+    if gapped:  # a bound on every clock: the latest stamp of either plus every step
+        late = int(src.base[-1] if src.monotone else src.base.max()) + src.shift
+        check_stamps(max(late, int(lead.base[-1]) + lead.shift) + ii * len(lead) + ctx.latency)
+        if fast_native.lead_wins(lead.base, lead.shift, src.base, src.shift, heads, sidx, closes, ii):
+            return lead.base, lead.shift + ctx.latency
+    else:
+        check_stamps(ii * len(lead))
+    stamps = np.empty(len(lead), dtype=TIME_DTYPE)
+    last = fast_native.unit_clocks(lead.base, lead.shift, src.base, src.shift, heads, sidx, closes,
+                                   ii, ctx.latency, stamps)
+    check_stamps(int(last))
+    return stamps, 0
 
 
 def _located_size(ctx) -> int | None:
@@ -460,6 +403,6 @@ def locate(ctx, ins):
     dtype = index_dtype(int(parents.max()) * size + size, int(parents.min()) * size)
     out_data = np.repeat(parents.astype(dtype) * dtype(size), lengths)
     np.add(out_data, crd.data, out=out_data, casting="unsafe")  # controls' payloads are never read
-    stamps, shift = unit_stamps(ctx, crd, ref, heads.astype(index_dtype(len(rc))), sidx, closes)
+    stamps, shift = unit_stamps(ctx, crd, ref, heads, sidx, closes)
     outs = [Stream(out_code, out_data, stamps, shift=shift), Stream(cc, crd.data, stamps, shift=shift)]
     return finish(ctx, ins, outs, None, ctx.ii, stamps=stamps, shift=shift)

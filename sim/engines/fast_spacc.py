@@ -1,5 +1,5 @@
-"""Sparse accumulators over whole streams: order 1 vectorized, higher orders by a loop over
-the inner stops only.
+"""Sparse accumulators over whole streams: order 1 compiled (``fast_native``), higher orders by
+a loop over the inner stops only.
 
 One step per (inner crd, value) pair. Entries accumulate in arrival order per key until a
 stop ``S_k`` with ``k >= n`` flushes them, sorted, as a tree (``flush_tokens``), all stamped
@@ -11,17 +11,30 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow.sim.blocks.spacc import flush_tokens
+from fuseflow.sim.engines import fast_native
 from fuseflow.sim.engines.fast_scan import ranges
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, REPEAT_CODE, TIME_DTYPE, Stream, absent_as_zero, arrival_max, coordinate_dtype,
-    ends_with_done, finish, follow_stamps_at, from_tokens, step_stamps,
+    CODE_DTYPE,
+    DATA,
+    DONE_CODE,
+    REPEAT_CODE,
+    TIME_DTYPE,
+    Stream,
+    absent_as_zero,
+    arrival_max,
+    coordinate_dtype,
+    ends_with_done,
+    finish,
+    follow_stamps_at,
+    from_tokens,
+    step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
 from fuseflow.sim.tokens import DONE
 
-
-CHUNK = 1 << 20
-"""Tokens per slice when keying an order-1 accumulator's pairs (small temporaries, reused)."""
+TABLE_BYTES = 1 << 28
+"""Largest accumulation table (a float32 sum per element of a value, a flag and an index per
+coordinate) an order-1 accumulator allocates; wider coordinate ranges are renumbered first."""
 
 
 def _tile_size(val: Stream) -> int:
@@ -43,66 +56,12 @@ def _paired(crd: Stream, val: Stream) -> bool:
     return np.array_equal(np.where(ctrl_c, cc, DATA), np.where(ctrl_v, vc, DATA))
 
 
-def _pair_keys(crd: Stream, val: Stream, fidx: np.ndarray, skip: np.ndarray, width: int, first: int = 0,
-               last: int | None = None):
-    """``(keys, values)`` of the tokens of the flushes ``first .. last - 1`` (all by default), a
-    slice of the streams at a time: ``(flush - first) * width + coordinate``, ``flush`` being the
-    number of flushing stops (``fidx``) before the token; tokens at ``skip`` (no pair: stops,
-    ``N``, ``D``) get ``(last - first) * width``, a slot past every key."""
-    last = len(fidx) + 1 if last is None else last
-    trash = (last - first) * width
-    start = int(fidx[first - 1]) + 1 if first else 0
-    stop = int(fidx[last - 1]) + 1 if last <= len(fidx) else len(crd)
-    for lo in range(start, stop, CHUNK):
-        hi = min(lo + CHUNK, stop)
-        a, b = np.searchsorted(fidx, [lo, hi])
-        cuts = fidx[a:b] - lo  # flushes in the slice: a run of one flush count ends at each
-        runs = np.arange(a - first, b - first + 1, dtype=np.int64) * width  # intp: ufunc.at indexes fastest
-        key = np.repeat(runs, np.diff(cuts, prepend=-1, append=hi - lo - 1))
-        np.add(key, crd.data[lo:hi], out=key, casting="unsafe")
-        key[skip[np.searchsorted(skip, lo):np.searchsorted(skip, hi)] - lo] = trash
-        yield key, val.data[lo:hi]
-
-
-TABLE = 1 << 20
-"""Keys per dense accumulation table (a float32 sum and a presence flag each), reused."""
-
-
-def _fold_pairs(crd: Stream, val: Stream, fidx: np.ndarray, skip: np.ndarray, width: int, nentries: int):
-    """Every key ``flush * width + coordinate`` that holds pairs, in key order, with the float32
-    sum of its values in arrival order.
-
-    Flushes take consecutive tokens, so batches of flushes whose keys fit one dense table are
-    folded one after the other into the same table (when the tables to scan stay within a few
-    times the pairs); otherwise the keys are sorted.
-    """
-    nkeys = (len(fidx) + 1) * width
-    per_batch = TABLE // width
-    if not per_batch or nkeys > max(64 * nentries, TABLE):
-        key = np.concatenate([k for k, _ in _pair_keys(crd, val, fidx, skip, width)])
-        pairs = key < nkeys
-        keys, inverse = np.unique(key[pairs], return_inverse=True)
-        return keys, fold_by_key(val.data[pairs], inverse, len(keys), np.add, 0.0)
-    sums = np.zeros((min(nkeys, per_batch * width) + 1,) + val.data.shape[1:], dtype=np.float32)
-    present = np.zeros(len(sums), dtype=bool)
-    found_keys, found_sums = [], []
-    for first in range(0, len(fidx) + 1, per_batch):
-        last = min(first + per_batch, len(fidx) + 1)
-        for key, vals in _pair_keys(crd, val, fidx, skip, width, first, last):
-            fold_by_key(vals, key, len(sums), np.add, 0.0, acc=sums)
-            present[key] = True
-        present[(last - first) * width] = False  # the slot of tokens without a pair
-        local = np.flatnonzero(present)
-        found_keys.append(local + first * width)
-        found_sums.append(sums[local])
-        sums[local] = 0.0
-        present[local] = False
-        sums[(last - first) * width] = 0.0
-    return np.concatenate(found_keys), np.concatenate(found_sums)
-
-
 def spacc(ctx, ins):
-    """crds[0..n-1], val -> crds[0..n-1], val; ``attrs['order']`` = n (default: inputs - 1)."""
+    """crds[0..n-1], val -> crds[0..n-1], val; ``attrs['order']`` = n (default: inputs - 1).
+
+    Order 1: one compiled pass (``fast_native.spacc_flush``) folds each flush's pairs into a
+    table indexed by coordinate and lays out the sorted entries; the stamps are computed at
+    the flushing steps and ``D`` only."""
     order = int(ctx.block.attrs.get("order", len(ctx.block.inputs) - 1))
     if len(ins) != order + 1 or len(ctx.block.outputs) != order + 1 or not _paired(ins[-2], ins[-1]):
         return None
@@ -110,41 +69,42 @@ def spacc(ctx, ins):
     if order > 1:
         return _spacc_outer(ctx, ins, order)
     crd, val = ins
-    cc = crd.code
+    cc, vc, keys = crd.code, val.code, crd.data
     fidx = np.flatnonzero(cc >= 1)  # flushes
-    nflush = len(fidx)
     # stamps of the flushing steps and of D's (the only steps that emit)
     stamps, shift = follow_stamps_at(ctx, [crd, val], np.append(fidx, len(cc) - 1))
-    entry = (cc == DATA) & (val.code == DATA)  # the pairs that accumulate
-    nentries = int(np.count_nonzero(entry))
-    low, width = int(crd.data.min()), int(crd.data.max()) + 1  # controls' payloads too (usually 0)
+    low, high = int(keys.min()), int(keys.max())  # controls' payloads too (usually 0)
+    entry = None
     if low < 0:
-        low, width = int(crd.data.min(where=entry, initial=0)), int(crd.data.max(where=entry, initial=0)) + 1
-    if low < 0 or (nflush + 2) * width >= 2 ** 62:
-        return None
-    skip = np.flatnonzero(~entry)
+        entry = (cc == DATA) & (vc == DATA)
+        low, high = int(keys.min(where=entry, initial=0)), int(keys.max(where=entry, initial=0))
+        if low < 0:
+            return None
+    tile = _tile_size(val)
+    names = None
+    if (high + 1) * (4 * tile + 9) > TABLE_BYTES:  # renumbered: the table spans the keys present
+        entry = (cc == DATA) & (vc == DATA) if entry is None else entry
+        names = np.unique(keys[entry])
+        keys = np.searchsorted(names, keys)  # out of range only where no pair reads it
+        np.minimum(keys, max(len(names) - 1, 0), out=keys)
     del entry
-    keys, sums = _fold_pairs(crd, val, fidx, skip, width, nentries)
-    kseg, kcrd = keys // width, keys % width
-    ctx.stats.ops += nentries * _tile_size(val)
-    # output: per flush step, its keys then S(k-1); D at the end
-    per_flush = np.bincount(kseg, minlength=nflush)[:nflush] if len(kseg) else np.zeros(nflush, np.int64)
-    keep = kseg < nflush  # entries after the last flush are never emitted
-    kseg, kcrd, sums = kseg[keep], kcrd[keep], sums[keep]
-    sizes = per_flush + 1
-    total = int(sizes.sum()) + 1
-    first = np.cumsum(sizes) - sizes
-    out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    out_time = np.empty(total, dtype=TIME_DTYPE)
-    out_time[:-1] = np.repeat(stamps[:-1] + TIME_DTYPE(shift), sizes)
-    out_time[-1] = stamps[-1] + shift
-    pos = first[kseg] + (np.arange(len(kseg)) - (np.cumsum(per_flush) - per_flush)[kseg])
-    out_crd = np.zeros(total, dtype=coordinate_dtype(width))
-    out_val = np.zeros((total,) + val.data.shape[1:], dtype=np.float32)
-    out_crd[pos] = kcrd
-    out_val[pos] = sums
-    out_code[first + per_flush] = cc[fidx] - 1
-    out_code[-1] = DONE_CODE
+    width = high + 1 if names is None else max(len(names), 1)
+    # entries: at most the pairs (data tokens) and the keys per flush; the arrays' pages past
+    # the entries are never touched
+    nflush = len(fidx)
+    bound = min(len(cc) - nflush - 1, nflush * width) + nflush + 1
+    out_code = np.empty(bound, dtype=CODE_DTYPE)
+    out_crd = np.empty(bound, dtype=coordinate_dtype(high + 1))
+    out_val = np.empty((bound,) + val.data.shape[1:], dtype=np.float32)
+    out_time = np.empty(bound, dtype=TIME_DTYPE)
+    values = val.data.astype(np.float32, copy=False)  # as the reference adds
+    total, pairs = fast_native.spacc_flush(cc, vc, keys, values, width, stamps, shift, out_code,
+                                           out_crd, out_val, out_time)
+    ctx.stats.ops += int(pairs) * tile
+    out_code, out_crd, out_val, out_time = (a[:total] for a in (out_code, out_crd, out_val, out_time))
+    if names is not None:
+        data = out_code == DATA
+        out_crd[data] = names[out_crd[data]]
     outs = [Stream(out_code, out_crd, out_time), Stream(out_code, out_val, out_time)]
     return finish(ctx, ins, outs, None, steps=len(cc), last=int(stamps[-1]) + shift - ctx.latency)
 

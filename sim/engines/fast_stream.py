@@ -24,6 +24,7 @@ import sys
 
 import numpy as np
 
+from fuseflow.sim.engines import fast_native
 from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, SimulationError, Stop
 
 DATA, EMPTY_CODE, DONE_CODE, REPEAT_CODE = -1, -2, -3, -4
@@ -127,9 +128,9 @@ def absent_as_zero(s: Stream) -> Stream:
     """``s`` with its ``N`` tokens read as the value 0.0: a reducer or an accumulator reads an
     absent entry (an array's ``N``, which only the ALU's products treat apart) as
     a data token holding 0.0, step included."""
-    empty = s.code == EMPTY_CODE
-    if not np.count_nonzero(empty):
+    if not count_code(s.code, EMPTY_CODE):
         return s
+    empty = s.code == EMPTY_CODE
     data = s.data.copy()
     data[empty] = 0
     return Stream(np.where(empty, DATA, s.code).astype(CODE_DTYPE), data, s.base, s.monotone, s.gap, s.shift)
@@ -303,7 +304,9 @@ def wide_stamps():
 
 
 SLICE = 1 << 15
-"""Steps per slice of the clock recurrence (its int64 temporaries stay in the cache)."""
+"""Steps per slice where a block computes its stamps a slice at a time (int64 temporaries that
+stay in the cache)."""
+_NO_SELECT = np.zeros(0, dtype=np.int64)
 
 
 def _clocks(arrival: np.ndarray, ii: int, gap: int | None, latency: int, fresh: bool, owned: bool,
@@ -326,15 +329,13 @@ def _clocks(arrival: np.ndarray, ii: int, gap: int | None, latency: int, fresh: 
 def clocks_of(parts: list[tuple[np.ndarray, int]], ii: int, latency: int, out: np.ndarray,
               caught_up: bool = False, select: np.ndarray | None = None) -> np.ndarray:
     """``out`` (which may be the first part's array) filled with the step clocks plus ``latency``
-    of arrivals ``max_i (parts[i][0] + parts[i][1])`` (running maxima of streams read one token
-    each per step, as ``(array, shift)``).
+    of arrivals ``max_i (parts[i][0] + parts[i][1])`` (streams read one token each per step, as
+    ``(stamps, shift)``: raw stamps or their running maxima give the same clocks).
 
-    ``c_t = II*t + max(0, max_(j<=t) d_j)`` with ``d_j = a_j - II*j``, computed a slice of
-    steps at a time in one pass (maximum of the parts, ramp down, running maximum carried over
-    from the previous slice, ramp up with the latency) in int64, whose running maximum numpy
-    computes several times faster than int32's. ``caught_up`` (the arrivals non-decreasing
-    and at least ``II`` apart): the clocks are the arrivals. The stamps are checked without a
-    pass of their own: the ramp before, the last clock (the largest) after.
+    ``c_t = max(c_(t-1) + II, a_t)`` from ``c_(-1) + II = 0``, one compiled loop in int64
+    (``fast_native.clocks_1``, ``clocks_2``). ``caught_up`` (the arrivals non-decreasing and at
+    least ``II`` apart): the clocks are the arrivals. The stamps are checked without a pass of
+    their own: a bound before, the last clock (the largest) after.
 
     ``select`` (increasing step indices, the last step among them): ``out`` receives only the
     clocks of those steps (a block whose steps mostly emit nothing).
@@ -342,48 +343,21 @@ def clocks_of(parts: list[tuple[np.ndarray, int]], ii: int, latency: int, out: n
     n = len(parts[0][0])
     if not n:
         return out
-    if select is not None:
-        cuts = np.searchsorted(select, np.arange(0, n + SLICE, SLICE)).tolist()
     check_stamps(ii * n + max(0, max(sh for _, sh in parts)))
     for a, sh in parts:
         if a.dtype != TIME_DTYPE:
             check_stamps(int(a.max()) + sh + ii * n + latency)
-    step = 0 if caught_up else ii
-    ramp = np.arange(min(n, SLICE), dtype=np.int64)
-    ramp *= step
-    tmp = np.empty(len(ramp), dtype=np.int64)
-    other = np.empty(len(ramp), dtype=np.int64) if len(parts) > 1 else None
-    (first, first_shift), rest = parts[0], parts[1:]
-    best = 0  # max(0, d_0 .. d_(lo-1)), d as above
-    for lo in range(0, n, SLICE):
-        hi = min(lo + SLICE, n)
-        m = hi - lo
-        t = tmp[:m]
-        np.subtract(first[lo:hi], ramp[:m], out=t)  # d_j + II*lo
-        if first_shift:
-            t += first_shift
-        for a, sh in rest:
-            o = other[:m]
-            np.subtract(a[lo:hi], ramp[:m], out=o)
-            if sh:
-                o += sh
-            np.maximum(t, o, out=t)
-        if not caught_up:
-            carried = best + ii * lo
-            if t[0] < carried:
-                t[0] = carried
-            np.maximum.accumulate(t, out=t)
-            best = int(t[-1]) - ii * lo
-            t += ramp[:m]
-        if latency:
-            t += latency
-        if hi == n:
-            check_stamps(int(t[-1]))
-        if select is None:
-            np.copyto(out[lo:hi], t, casting="unsafe")
-        else:
-            a, b = cuts[lo // SLICE], cuts[lo // SLICE + 1]
-            np.copyto(out[a:b], t[select[a:b] - lo], casting="unsafe")
+    select = _NO_SELECT if select is None else select
+    (a, sa), rest = parts[0], parts[1:]
+    if not rest:
+        last = fast_native.clocks_1(a, sa, ii, latency, caught_up, out, select)
+    else:
+        if len(rest) > 1:  # three or more streams: the others' maximum first
+            b = np.maximum.reduce([x.astype(np.int64) + sh for x, sh in rest])
+            rest = [(b, 0)]
+        (b, sb), = rest
+        last = fast_native.clocks_2(a, sa, b, sb, ii, latency, caught_up, out, select)
+    check_stamps(int(last))
     return out
 
 
@@ -408,8 +382,7 @@ def step_stamps(ctx, arrival: np.ndarray, gap: int | None = None, owned: bool = 
 def stream_stamps(ctx, s: Stream) -> np.ndarray:
     """:func:`step_stamps` of a block that takes one step per token of ``s`` alone (a new array:
     ``s``'s stamps are left alone)."""
-    base, shift = s.runmax_parts()
-    return step_stamps(ctx, base, s.gap if s.monotone else 0, owned=base is not s.base, shift=shift)
+    return step_stamps(ctx, s.base, s.gap if s.monotone else None, shift=s.shift)
 
 
 def follow_stamps(ctx, *streams: Stream) -> tuple[np.ndarray, int]:
@@ -429,7 +402,7 @@ def follow_stamps(ctx, *streams: Stream) -> tuple[np.ndarray, int]:
         return s.base, shift + ctx.latency
     if len(streams) == 1:
         return stream_stamps(ctx, s), 0
-    parts = [t.runmax_parts() for t in streams]
+    parts = [(t.base, t.shift) for t in streams]
     return clocks_of(parts, ctx.ii, ctx.latency, np.empty(len(s), dtype=TIME_DTYPE),
                      gap is not None and gap >= ctx.ii), 0
 
@@ -442,7 +415,7 @@ def follow_stamps_at(ctx, streams: list[Stream], select: np.ndarray) -> tuple[np
     if gap is not None and gap >= ctx.ii and len(s) and all(t.base is s.base for t in streams):
         stamps, shift = follow_stamps(ctx, *streams)
         return stamps[select], shift
-    parts = [t.runmax_parts() for t in streams]
+    parts = [(t.base, t.shift) for t in streams]
     return clocks_of(parts, ctx.ii, ctx.latency, np.empty(len(select), dtype=TIME_DTYPE),
                      gap is not None and gap >= ctx.ii, select), 0
 
@@ -453,19 +426,6 @@ def joint_gap(streams: list[Stream]) -> int | None:
     if not all(s.monotone for s in streams):
         return None
     return min(s.gap for s in streams)
-
-
-def point_clocks(arrival: np.ndarray, inc: np.ndarray) -> np.ndarray:
-    """Clocks of points ``k`` with their own increments: ``c_k = max(c_(k-1) + inc_k, arrival_k)``
-    from ``c_(-1) = 0`` (``step_clocks`` with ``inc = [0, ii, ii, ...]``)."""
-    offset = np.cumsum(inc, dtype=np.int64)
-    if len(offset):
-        check_stamps(int(offset[-1]) + max(int(arrival.max()), 0))
-    clocks = np.subtract(arrival, offset, dtype=TIME_DTYPE, casting="unsafe")
-    np.maximum(clocks, 0, out=clocks)
-    np.maximum.accumulate(clocks, out=clocks)
-    clocks += offset.astype(TIME_DTYPE)
-    return clocks
 
 
 def final_clock(clocks: np.ndarray, ii: int) -> int:

@@ -407,9 +407,8 @@ def test_random_order1_accumulators_agree(data, seed):
         stop = stream(f"S{data.draw(st.integers(0, 2))}")[0]
         crd.append(stop)
         val.append(stop)
-    with pytest.MonkeyPatch.context() as mp:  # slices of a few tokens, tables of a few keys, as long streams get
-        mp.setattr(fast_spacc, "CHUNK", data.draw(st.sampled_from([fast_spacc.CHUNK, 1, 3])))
-        mp.setattr(fast_spacc, "TABLE", data.draw(st.sampled_from([fast_spacc.TABLE, 7, 20])))
+    with pytest.MonkeyPatch.context() as mp:  # coordinates renumbered, as a wide range gets
+        mp.setattr(fast_spacc, "TABLE_BYTES", data.draw(st.sampled_from([fast_spacc.TABLE_BYTES, 0])))
         run_both("spacc", [crd + stream("D"), val + stream("D")], 2, seed=seed, order=1)
 
 

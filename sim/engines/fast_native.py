@@ -1,0 +1,254 @@
+"""Compiled (numba) loops of the fast engine: the clock recurrence and the hottest layouts.
+
+numpy needs several passes and full-size temporaries for what is one sequential loop here (the
+clock recurrence is a running maximum with a ramp; an accumulator's fold a table update per
+pair). Each kernel is compiled on its first call for the dtypes it gets (int32 or int64 stamps)
+and cached on disk beside this module (``cache=True``; numba falls back to a user cache
+directory where that is not writable), so later processes load it instead of compiling.
+
+The kernels compute in int64 and leave every overflow check to their callers: they return the
+largest clock they wrote (or the last one, where the clocks never decrease), and the caller
+passes it to ``check_stamps`` before the result is used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+DATA, DONE = -1, -3
+"""The token codes the kernels read and write (``fast_stream.DATA`` and ``DONE_CODE``; the
+kernels are compiled with these values)."""
+
+
+@njit(cache=True, nogil=True)
+def clocks_1(a, sh, ii, latency, caught_up, out, select):
+    """Step clocks plus ``latency`` of arrivals ``a + sh``: ``c_t = max(c_(t-1) + ii, a_t +
+    sh)`` from ``c_(-1) + ii = 0`` (or ``c_t = a_t + sh`` when ``caught_up``), written to
+    ``out[t]``, or to ``out[k]`` for ``t = select[k]`` when ``select`` is not empty. ``out``
+    may be ``a``. Returns the last clock plus ``latency``.
+
+    ``a`` may be raw stamps instead of their running maximum: the clock after step ``t - 1``
+    is at least every arrival up to it, so ``max(c + ii, a_t)`` equals ``max(c + ii,
+    max_(j<=t) a_j)``."""
+    n = len(a)
+    c = np.int64(-ii)
+    k = 0
+    if len(select):
+        for t in range(n):
+            x = np.int64(a[t]) + sh
+            c = x if caught_up or x > c + ii else c + ii
+            if select[k] == t:
+                out[k] = c + latency
+                k += 1
+    else:
+        for t in range(n):
+            x = np.int64(a[t]) + sh
+            c = x if caught_up or x > c + ii else c + ii
+            out[t] = c + latency
+    return c + latency
+
+
+@njit(cache=True, nogil=True)
+def clocks_2(a, sa, b, sb, ii, latency, caught_up, out, select):
+    """:func:`clocks_1` of the arrivals ``max(a + sa, b + sb)`` (two streams read in lock
+    step). ``out`` may be ``a``."""
+    n = len(a)
+    c = np.int64(-ii)
+    k = 0
+    if len(select):
+        for t in range(n):
+            x = max(np.int64(a[t]) + sa, np.int64(b[t]) + sb)
+            c = x if caught_up or x > c + ii else c + ii
+            if select[k] == t:
+                out[k] = c + latency
+                k += 1
+    else:
+        for t in range(n):
+            x = max(np.int64(a[t]) + sa, np.int64(b[t]) + sb)
+            c = x if caught_up or x > c + ii else c + ii
+            out[t] = c + latency
+    return c + latency
+
+
+@njit(cache=True, nogil=True)
+def spacc_flush(cc, vc, crd, val, width, stamps, shift, out_code, out_crd, out_val, out_time):
+    """The outputs of an order-1 sparse accumulator: its pairs (``cc`` and ``vc`` both data,
+    ``crd`` in ``[0, width)``) folded per flush (a stop ``S_k``, ``k >= 1``, of ``cc``) into
+    float32 sums in arrival order (one addition per pair, as the reference), laid out as the
+    flush's coordinates in increasing order with their sums, then ``S(k-1)``, all stamped
+    ``stamps[flush] + shift``; then ``D`` stamped ``stamps[-1] + shift``. ``val`` holds a
+    scalar or a tile per token. The output arrays must hold every flush's entries (at most
+    its pairs, at most ``width``) and stop, and ``D``. Pairs after the last flush are never
+    emitted. Returns the number of output tokens and of pairs.
+
+    A flush's coordinates are sorted, or read off the table in order when they cover a good
+    part of it (no comparisons: a flush of a few hundred keys of a few thousand). New keys are
+    noted without a branch (whether a key is new is often unpredictable)."""
+    sums = np.zeros((width,) + val.shape[1:], dtype=np.float32)
+    mark = np.zeros(width, dtype=np.uint8)
+    touched = np.empty(width + 1, dtype=np.int64)
+    f = 0
+    nt = 0
+    p = 0
+    pairs = 0
+    for t in range(len(cc)):
+        code = cc[t]
+        if code == DATA and vc[t] == DATA:
+            pairs += 1
+            c = crd[t]
+            touched[nt] = c
+            nt += 1 - mark[c]
+            mark[c] = 1
+            sums[c] += val[t]
+        elif code >= 1:
+            stamp = stamps[f] + shift
+            if nt * 32 < width:
+                touched[:nt].sort()
+            else:
+                k = 0
+                for c in range(width):
+                    touched[k] = c
+                    k += mark[c]
+            for i in range(nt):
+                c = touched[i]
+                out_code[p] = DATA
+                out_crd[p] = c
+                out_val[p] = sums[c]
+                out_time[p] = stamp
+                sums[c] = 0
+                mark[c] = 0
+                p += 1
+            out_code[p] = code - 1
+            out_crd[p] = 0
+            out_val[p] = 0
+            out_time[p] = stamp
+            p += 1
+            f += 1
+            nt = 0
+    out_code[p] = DONE
+    out_crd[p] = 0
+    out_val[p] = 0
+    out_time[p] = stamps[f] + shift
+    return p + 1, pairs
+
+
+@njit(cache=True, nogil=True)
+def dense_fibers(code, time, shift, n, ii, latency, out_code, out_crd, out_time):
+    """A dense scan of fibers of ``n >= 1`` coordinates, one per data reference of ``code``
+    (every stop absorbed by the reference before it, ``D`` last; stamps ``time + shift``),
+    laid out: per reference, coordinates ``0 .. n-1`` and the close (``S(k+1)`` for an
+    absorbed ``S_k``, else ``S0``), then ``D``.
+
+    A fiber's first step waits for its reference (``c = max(c + ii, a)``, the running maximum
+    of the stamps up to it), its other coordinates follow ``ii`` apart, its close waits for the
+    next token; ``D``'s step for ``D``. Returns the clock of ``D``'s step."""
+    m = len(code)
+    c = np.int64(-ii)
+    rm = np.int64(0)
+    p = 0
+    for i in range(m - 1):
+        rm = max(rm, np.int64(time[i]) + shift)
+        if code[i] != DATA:
+            continue
+        c = max(c + ii, rm)
+        for j in range(n):
+            out_code[p] = DATA
+            out_crd[p] = j
+            out_time[p] = c + j * ii + latency
+            p += 1
+        c = max(c + n * ii, max(rm, np.int64(time[i + 1]) + shift))
+        nxt = code[i + 1]
+        out_code[p] = nxt + 1 if nxt >= 0 else 0
+        out_crd[p] = 0
+        out_time[p] = c + latency
+        p += 1
+    c = max(c + ii, max(rm, np.int64(time[m - 1]) + shift))
+    out_code[p] = DONE
+    out_crd[p] = 0
+    out_time[p] = c + latency
+    return c
+
+
+@njit(cache=True, nogil=True)
+def unit_clocks(lead, lead_shift, src, src_shift, heads, sidx, closes, ii, latency, out):
+    """Step stamps of a block that takes one step per token of ``lead`` (stamps ``lead +
+    lead_shift``) and walks ``src`` unit by unit (a repeater's signals and input, a locate's
+    coordinates and parent references): unit ``u`` is ``src[heads[u]]``, acted on by the lead
+    tokens ``sidx[u-1] + 1 .. sidx[u]`` (the last unit by the rest); every step peeks its
+    unit's head, step ``sidx[u]`` the token after it where ``closes[u]``. The peeked indices
+    never decrease, so ``src``'s running maximum is carried along. Returns the last stamp."""
+    units = len(heads)
+    c = np.int64(-ii)
+    rm = np.int64(0)
+    q = 0
+    u = 0
+    for t in range(len(lead)):
+        closing = u < units - 1 and t == sidx[u]
+        peek = heads[u] + closes[u] if closing else heads[u]
+        while q <= peek:
+            rm = max(rm, np.int64(src[q]) + src_shift)
+            q += 1
+        c = max(c + ii, max(rm, np.int64(lead[t]) + lead_shift))
+        out[t] = c + latency
+        u += closing
+    return c + latency
+
+
+@njit(cache=True, nogil=True)
+def repeat_layout(code, data, heads, sidx, out_code, out_data):
+    """A repeater's output codes and payloads: unit ``u`` (input token ``heads[u]``) repeated
+    over its signals ``sidx[u-1] + 1 .. sidx[u]``, its last (``S``) step giving the close: a
+    bare ``S_k`` gives ``S(k+1)``, a data or ``N`` head ``S(k+1)`` if the next input token is
+    ``S_k`` (absorbed), else ``S0``; the last unit (``D``) is copied. ``data`` and
+    ``out_data`` hold a scalar or a tile per token."""
+    units = len(heads)
+    t = 0
+    for u in range(units):
+        h = heads[u]
+        hc = code[h]
+        end = sidx[u] if u < units - 1 else len(out_code) - 1
+        while t < end:
+            out_code[t] = hc
+            out_data[t] = data[h]
+            t += 1
+        if u < units - 1:
+            nxt = code[h + 1]
+            out_code[t] = hc + 1 if hc >= 0 else (nxt + 1 if nxt >= 0 else 0)
+            out_data[t] = 0
+        else:
+            out_code[t] = hc
+            out_data[t] = data[h]
+        t += 1
+
+
+@njit(cache=True, nogil=True)
+def lead_wins(lead, lead_shift, src, src_shift, heads, sidx, closes, ii):
+    """Whether a block of :func:`unit_clocks` whose lead stamps are at least ``ii`` apart never
+    waits for ``src``, its clocks then being the lead's stamps.
+
+    Its clocks are ``c_t = max(s_t, ii*t + max(0, max_(j<=t) (h_j - ii*j)))`` with ``s`` the
+    lead stamps and ``h`` what each step peeks of ``src``, which is constant over runs of steps
+    (a unit's steps before its last, then its last). Since ``s_t - ii*t`` never decreases, the
+    lead wins over a whole run if it wins at the run's first step: one check per run."""
+    units = len(heads)
+    best = np.int64(0)
+    rm = np.int64(0)
+    q = 0
+    start = 0
+    for r in range(2 * units):
+        u = r // 2
+        if r % 2 == 0:  # the unit's first step, peeking its head
+            first, peek = start, heads[u]
+        elif u < units - 1:  # its last, the S step, peeking the next token if it closes
+            first, peek = sidx[u], heads[u] + np.int64(closes[u])
+            start = first + 1
+        else:  # D's
+            first, peek = len(lead) - 1, heads[u]
+        while q <= peek:
+            rm = max(rm, np.int64(src[q]) + src_shift)
+            q += 1
+        best = max(best, rm - ii * first)
+        if np.int64(lead[first]) + lead_shift - ii * first < best:
+            return False
+    return True

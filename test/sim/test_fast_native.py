@@ -1,0 +1,173 @@
+"""The fast engine's compiled kernels (``sim/engines/fast_native.py``) against plain Python
+loops written from their definitions, on random inputs: the clock recurrence (one or two
+streams, shifts, latency, selected steps, int32 and int64 stamps, in place) and the order-1
+sparse accumulator's fold and layout (float32 sums in arrival order, scalars and tiles)."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fuseflow.sim.engines import fast_native, fast_stream
+
+
+def test_kernel_codes_are_the_stream_codes():
+    assert (fast_native.DATA, fast_native.DONE) == (fast_stream.DATA, fast_stream.DONE_CODE)
+
+
+def _recurrence(arrival, ii, latency, caught_up):
+    clock, out = -ii, []
+    for a in arrival:
+        clock = a if caught_up else max(clock + ii, a)
+        out.append(clock + latency)
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data(), st.integers(0, 3), st.integers(0, 3), st.sampled_from([np.int32, np.int64]))
+def test_clock_kernels_solve_the_recurrence(data, ii, latency, dtype):
+    n = data.draw(st.integers(1, 40))
+    a = np.array(data.draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)), dtype=dtype)
+    b = np.array(data.draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)), dtype=np.int64)
+    sa, sb = data.draw(st.integers(0, 5)), data.draw(st.integers(0, 5))
+    caught_up = data.draw(st.booleans())
+    if caught_up:  # what the flag promises: non-decreasing arrivals at least ii apart
+        a = np.cumsum(a % 3 + ii).astype(dtype)
+        b = np.cumsum(b % 3 + ii)
+    one = _recurrence((a.astype(np.int64) + sa).tolist(), ii, latency, caught_up)
+    two = _recurrence(np.maximum(a.astype(np.int64) + sa, b + sb).tolist(), ii, latency, caught_up)
+    select = np.unique(np.append(np.flatnonzero(data.draw(
+        st.lists(st.booleans(), min_size=n, max_size=n))), n - 1))
+    none = np.zeros(0, dtype=np.int64)
+    out = np.empty(n, dtype=dtype)
+    assert fast_native.clocks_1(a, sa, ii, latency, caught_up, out, none) == one[-1]
+    assert out.tolist() == one
+    fast_native.clocks_2(a, sa, b, sb, ii, latency, caught_up, out, none)
+    assert out.tolist() == two
+    picked = np.empty(len(select), dtype=dtype)
+    fast_native.clocks_2(a, sa, b, sb, ii, latency, caught_up, picked, select)
+    assert picked.tolist() == [two[i] for i in select]
+    fast_native.clocks_1(a, sa, ii, latency, caught_up, a, none)  # in place
+    assert a.tolist() == one
+
+
+def test_raw_stamps_give_the_clocks_of_their_running_maximum():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 500, 300).astype(np.int32)  # late and early tokens anywhere
+    none = np.zeros(0, dtype=np.int64)
+    raw, run = np.empty_like(a), np.empty_like(a)
+    fast_native.clocks_1(a, 0, 2, 1, False, raw, none)
+    fast_native.clocks_1(np.maximum.accumulate(a), 0, 2, 1, False, run, none)
+    assert raw.tolist() == run.tolist()
+
+
+def _accumulate(codes, vcodes, crds, vals):
+    """Per flush, ``{crd: float32 sum}`` in arrival order (pairs after the last flush are
+    dropped), and the number of pairs."""
+    flushes, table, pairs = [], {}, 0
+    for code, vcode, c, v in zip(codes, vcodes, crds, vals):
+        if code == fast_stream.DATA and vcode == fast_stream.DATA:
+            pairs += 1
+            table[c] = table.get(c, np.zeros_like(v)) + v
+        elif code >= 1:
+            flushes.append((code, table))
+            table = {}
+    return flushes, pairs
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data(), st.sampled_from([(), (2,), (2, 3)]))
+def test_accumulator_kernels_fold_in_arrival_order(data, tile):
+    n = data.draw(st.integers(0, 60))
+    width = data.draw(st.integers(1, 9))
+    codes = data.draw(st.lists(st.sampled_from([-1, -1, -1, -2, 0, 1, 2]), min_size=n, max_size=n))
+    vcodes = [c if c >= 0 else data.draw(st.sampled_from([-1, -1, -2])) for c in codes]
+    crds = data.draw(st.lists(st.integers(0, width - 1), min_size=n, max_size=n))
+    size = n * int(np.prod(tile, dtype=np.int64))
+    floats = st.lists(st.floats(-1e6, 1e6, width=32), min_size=size, max_size=size)
+    vals = np.array(data.draw(floats), dtype=np.float32).reshape((n,) + tile)
+    cc, vc = np.array(codes + [-3], dtype=np.int8), np.array(vcodes + [-3], dtype=np.int8)
+    crd = np.array(crds + [0], dtype=np.int16)
+    val = np.concatenate([vals, np.zeros((1,) + tile, np.float32)])
+    flushes, pairs = _accumulate(cc.tolist(), vc.tolist(), crd.tolist(), list(val))
+    stamps = np.arange(len(flushes) + 1, dtype=np.int32) * 10
+    bound = n + 1  # room for more than the entries: the rest is left alone
+    out_code, out_crd = np.empty(bound, np.int8), np.empty(bound, np.int16)
+    out_val, out_time = np.empty((bound,) + tile, np.float32), np.empty(bound, np.int32)
+    total, got_pairs = fast_native.spacc_flush(cc, vc, crd, val, width, stamps, 3, out_code,
+                                               out_crd, out_val, out_time)
+    assert got_pairs == pairs
+    want = []
+    for f, (code, table) in enumerate(flushes):
+        want += [(-1, c, table[c].tobytes(), 10 * f + 3) for c in sorted(table)]
+        want.append((code - 1, 0, np.zeros(tile, np.float32).tobytes(), 10 * f + 3))
+    want.append((-3, 0, np.zeros(tile, np.float32).tobytes(), 10 * len(flushes) + 3))
+    got = zip(out_code[:total].tolist(), out_crd[:total].tolist(), out_val, out_time[:total].tolist())
+    assert [(a, b, c.tobytes(), d) for a, b, c, d in got] == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(0, 3), st.integers(0, 2), st.sampled_from([np.int32, np.int64]))
+def test_dense_fiber_kernel_lays_out_rows_at_their_clocks(data, ii, latency, dtype):
+    n = data.draw(st.integers(1, 4))
+    codes = []
+    for _ in range(data.draw(st.integers(0, 6))):  # references, each maybe absorbing a stop
+        codes.append(-1)
+        codes += data.draw(st.lists(st.integers(0, 2), max_size=1))
+    codes.append(-3)
+    stamps = data.draw(st.lists(st.integers(0, 40), min_size=len(codes), max_size=len(codes)))
+    shift = data.draw(st.integers(0, 3))
+    want, clock, late = [], -ii, 0
+    for i, code in enumerate(codes):
+        late = max(late, stamps[i] + shift)
+        if code == -1:
+            clock = max(clock + ii, late)
+            want += [(-1, j, clock + j * ii + latency) for j in range(n)]
+            clock = max(clock + n * ii, late, stamps[i + 1] + shift)
+            want.append((codes[i + 1] + 1 if codes[i + 1] >= 0 else 0, 0, clock + latency))
+    clock = max(clock + ii, late)
+    want.append((-3, 0, clock + latency))
+    out_code, out_crd = np.empty(len(want), np.int8), np.empty(len(want), np.int16)
+    out_time = np.empty(len(want), dtype)
+    last = fast_native.dense_fibers(np.array(codes, np.int8), np.array(stamps, dtype), shift, n, ii,
+                                    latency, out_code, out_crd, out_time)
+    assert last == clock
+    assert list(zip(out_code.tolist(), out_crd.tolist(), out_time.tolist())) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(0, 3), st.integers(0, 2))
+def test_unit_clock_kernel_peeks_each_units_head_and_close(data, ii, latency):
+    units = data.draw(st.integers(1, 6))
+    src = np.array(data.draw(st.lists(st.integers(0, 50), min_size=2 * units, max_size=2 * units)),
+                   dtype=np.int32)
+    heads = np.arange(0, 2 * units, 2, dtype=np.int64)
+    closes = np.array(data.draw(st.lists(st.booleans(), min_size=units, max_size=units)))
+    closes[-1] = False
+    per = data.draw(st.lists(st.integers(1, 3), min_size=units, max_size=units))
+    per[-1] = 1
+    sidx = np.cumsum(per)[:-1] - 1
+    lead = np.array(data.draw(st.lists(st.integers(0, 60), min_size=sum(per), max_size=sum(per))),
+                    dtype=np.int32)
+    seen = np.repeat(heads, per)
+    seen[sidx] += closes[:-1]
+    arrival = np.maximum(lead + 2, np.maximum.accumulate(src + 1)[seen])
+    want = _recurrence(arrival.tolist(), ii, latency, False)
+    out = np.empty(len(lead), np.int32)
+    last = fast_native.unit_clocks(lead, 2, src, 1, heads, sidx, closes, ii, latency, out)
+    assert (out.tolist(), last) == (want, want[-1])
+    gapped = np.cumsum(lead % 4 + ii).astype(np.int32)  # what lead_wins assumes
+    fast_native.unit_clocks(gapped, 2, src, 1, heads, sidx, closes, ii, latency, out)
+    wins = fast_native.lead_wins(gapped, 2, src, 1, heads, sidx, closes, ii)
+    assert wins == (out.tolist() == (gapped + 2 + latency).tolist())
+
+
+def test_repeat_layout_repeats_units_and_closes_them():
+    # 5 S0 6 7 S1 S1 D: units 5 (absorbing S0), 6 (data follows), 7 (absorbing S1), a bare S1, D
+    code = np.array([-1, 0, -1, -1, 1, 1, -3], np.int8)
+    data = np.array([5, 0, 6, 7, 0, 0, 0], np.int32)
+    heads = np.array([0, 2, 3, 5, 6])
+    sidx = np.array([2, 3, 5, 6])  # signals R R S | S | R S | S | D
+    out_code, out_data = np.empty(8, np.int8), np.empty(8, np.int32)
+    fast_native.repeat_layout(code, data, heads, sidx, out_code, out_data)
+    assert out_code.tolist() == [-1, -1, 1, 0, -1, 2, 2, -3]
+    assert out_data.tolist() == [5, 5, 0, 0, 7, 0, 0, 0]
