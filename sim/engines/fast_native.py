@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-DATA, DONE = -1, -3
-"""The token codes the kernels read and write (``fast_stream.DATA`` and ``DONE_CODE``; the
-kernels are compiled with these values)."""
+DATA, EMPTY, DONE = -1, -2, -3
+"""The token codes the kernels read and write (``fast_stream.DATA``, ``EMPTY_CODE`` and
+``DONE_CODE``; the kernels are compiled with these values)."""
 
 
 @njit(cache=True, nogil=True)
@@ -252,3 +252,68 @@ def lead_wins(lead, lead_shift, src, src_shift, heads, sidx, closes, ii):
         if np.int64(lead[first]) + lead_shift - ii * first < best:
             return False
     return True
+
+
+@njit(cache=True, nogil=True)
+def scan_layout(code, time, shift, lo, hi, table, starts, gather, ii, latency, out_code, out_crd,
+                out_ref, out_time):
+    """A level scan laid out in one pass over its input references (``code``, stamps ``time +
+    shift``): the i-th data reference's fiber is the children ``lo[i] .. hi[i] - 1``, one step
+    each (coordinate and child reference), then the close (``S(k+1)`` absorbing a next
+    ``S_k``, else ``S0``); ``N`` gives ``N`` and a close; a bare ``S_k`` gives ``S(k+1)``; ``D``
+    gives ``D``. Coordinates: ``child - lo[i]`` (``gather`` 0, a dense level), ``table[child]``
+    (1) or ``table[starts[child]]`` (2, a grouping level). Control tokens carry 0.
+
+    Clocks: a fiber's first step, ``N`` and a stop wait for their token, a close for the token
+    after its owner (``c = max(c + ii, a)``, ``a`` the running maximum of the stamps up to it);
+    the other steps follow ``ii`` apart. Returns the last stamp."""
+    m = len(code)
+    c = np.int64(-ii)
+    rm = np.int64(0)
+    p = 0
+    r = 0
+    i = 0
+    while i < m:
+        rm = max(rm, np.int64(time[i]) + shift)
+        k = code[i]
+        if k == DATA or k == EMPTY:
+            if k == DATA:
+                a, b = lo[r], hi[r]
+                r += 1
+                if b > a:
+                    c = max(c + ii, rm)
+                    for child in range(a, b):
+                        out_code[p] = DATA
+                        out_ref[p] = child
+                        if gather == 0:
+                            out_crd[p] = child - a
+                        elif gather == 1:
+                            out_crd[p] = table[child]
+                        else:
+                            out_crd[p] = table[starts[child]]
+                        out_time[p] = c + latency
+                        c += ii
+                        p += 1
+                    c -= ii
+            else:
+                c = max(c + ii, rm)
+                out_code[p] = EMPTY
+                out_ref[p] = 0
+                out_crd[p] = 0
+                out_time[p] = c + latency
+                p += 1
+            nxt = code[i + 1]
+            c = max(c + ii, max(rm, np.int64(time[i + 1]) + shift))
+            out_code[p] = nxt + 1 if nxt >= 0 else 0
+            if nxt >= 0:  # absorbed
+                i += 1
+                rm = max(rm, np.int64(time[i]) + shift)
+        else:
+            c = max(c + ii, rm)
+            out_code[p] = k + 1 if k >= 0 else k
+        out_ref[p] = 0
+        out_crd[p] = 0
+        out_time[p] = c + latency
+        p += 1
+        i += 1
+    return c + latency

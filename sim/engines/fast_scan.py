@@ -87,8 +87,7 @@ def scan(ctx, ins):
         ctx.stats.ref_reads += 2 * len(refs)
     if ref_dtype is None:
         ref_dtype = index_dtype(int((hi[lengths > 0] - 1).max()) if np.any(lengths) else 0)
-    return _scan_layout(ctx, ins, owner, absorbed, data, lo, hi, lengths, ref_dtype, size, table,
-                        starts)
+    return _scan_layout(ctx, ins, absorbed, lo, hi, lengths, ref_dtype, size, table, starts)
 
 
 def _fiber_bounds(tree, level: int, refs: np.ndarray
@@ -132,139 +131,43 @@ def _level_range(crd: np.ndarray) -> tuple[int, int]:
     return bounds
 
 
-def _scan_layout(ctx, ins, owner, absorbed, data, lo, hi, lengths, ref_dtype, size, table, starts):
-    """A scan's outputs, laid out per input token: a data token's fiber (its children ``lo ..
-    hi - 1``) and close, ``N`` and close, a bare stop's ``S(k+1)``, ``D``.
+_NO_TABLE = np.zeros(0, dtype=np.int64)
 
-    Few tokens are not coordinates (*markers*: closes, stops, ``N``, ``D``), so the payloads
-    are built as running sums in output order (+1 per coordinate, a jump at each fiber's first
-    coordinate), the coordinates gathered from the level through the child references, and the
-    stamps as running sums too: the clocks need the recurrence only at the steps that receive or
-    peek (a fiber's first step, each close), every other step is its predecessor plus II. The
-    work per input token is done over the *units* (the tokens not absorbed: one close each).
-    """
+
+def _scan_layout(ctx, ins, absorbed, lo, hi, lengths, ref_dtype, size, table, starts):
+    """A scan's outputs, laid out per input token in one compiled pass
+    (``fast_native.scan_layout``): a data token's fiber (its children ``lo .. hi - 1``) and
+    close, ``N`` and close, a bare stop's ``S(k+1)``, ``D``; the coordinates read from the
+    level's ``table`` (through the run ``starts`` of a grouping level), or ``0 .. size-1`` for
+    a dense level, whose ``table`` is None."""
     s = ins[0]
     code = s.code
     ii, lat = ctx.ii, ctx.latency
-    nidx = np.flatnonzero(~absorbed)  # units: one close (stop, D) each; data and N open one too
-    ucode = code[nidx]
-    udata = ucode == DATA
-    uempty = ucode == EMPTY_CODE
-    uowner = udata | uempty
-    if uowner[-1]:
-        return None
-    # steps per unit: data n+1 (coordinates, close), N 2 (N, close), bare stop 1, D 1
-    per = np.ones(len(nidx), dtype=np.int64)
-    per[udata] += lengths  # data tokens are never absorbed: in order among the units
-    per += uempty
-    close_pos = np.cumsum(per)
-    total = int(close_pos[-1])
-    close_pos -= 1
-    first = close_pos - per + 1  # a unit's first step: its first coordinate, its N, or its close
-    del per
-    empty_pos = first[uempty]
-    nonempty = lengths > 0
-    start_pos = first[udata][nonempty]  # first coordinate of each non-empty fiber
-    # codes: data, then the markers (an owner's close takes the next token's level + 1, or 0)
-    out_code = np.full(total, DATA, dtype=CODE_DTYPE)
-    after = nidx + uowner
-    nxt = code[after]
-    ccode = np.where(uowner, np.where(nxt >= 0, nxt + 1, 0), np.where(ucode >= 0, ucode + 1, ucode))
-    out_code[close_pos] = ccode
-    del ccode, nxt, ucode
-    out_code[empty_pos] = EMPTY_CODE
-    # child references: +1 per coordinate, a jump to lo at each fiber's first, 0 at markers
-    ref_out = np.ones(total, dtype=ref_dtype)
-    ref_out[close_pos] = 0
-    ref_out[empty_pos] = 0
-    if len(start_pos):
-        lo_ne = lo[nonempty] if len(lo) != len(start_pos) else lo
-        jump = lo_ne.astype(np.int64)
-        jump[1:] -= (hi[nonempty] if len(hi) != len(start_pos) else hi)[:-1] - 1
-        ref_out[start_pos] = jump
-        del jump, lo_ne
-        np.cumsum(ref_out, dtype=ref_out.dtype, out=ref_out)
-        ref_out[close_pos] = 0
-        ref_out[empty_pos] = 0
     ncrd = int(lengths.sum())
-    # coordinates
-    if table is None:  # dense: 0 .. size-1 per fiber, as a running sum in the coordinate type
-        crd_out = np.ones(total, dtype=coordinate_dtype(max(size - 1, 0)))
-        crd_out[close_pos] = 0
-        crd_out[empty_pos] = 0
-        if len(start_pos):
-            crd_out[start_pos] = -(size - 1)
-            crd_out[start_pos[0]] = 0
-            np.cumsum(crd_out, dtype=crd_out.dtype, out=crd_out)
-            crd_out[close_pos] = 0
-            crd_out[empty_pos] = 0
+    # one step per coordinate, per unit (the tokens not absorbed) and per N (its close)
+    total = len(code) - int(np.count_nonzero(absorbed)) + ncrd + count_code(code, EMPTY_CODE)
+    check_stamps(ii * total)
+    out_code = np.empty(total, dtype=CODE_DTYPE)
+    ref_out = np.empty(total, dtype=ref_dtype)
+    if table is None:
+        wide = coordinate_dtype(max(size - 1, 0))
+        gather, table = 0, _NO_TABLE
     else:
         ctx.stats.crd_reads += ncrd
         wide = coordinate_dtype(*reversed(_level_range(table))) if ncrd else np.int16
-        crd_out = np.empty(total, dtype=wide) if ncrd else np.zeros(total, dtype=wide)
-        if ncrd:
-            _gather_crds(table, starts, ref_out, crd_out)
-            crd_out[close_pos] = 0
-            crd_out[empty_pos] = 0
-        if wide != np.int16:
-            narrow = coordinate_dtype(int(crd_out.max()), int(crd_out.min()))
-            if narrow != wide:
-                crd_out = crd_out.astype(narrow)
-    del start_pos, empty_pos
-    # clocks: c at step t is II*t + R_t, R_t the largest d = (arrival - II*step) of the steps
-    # up to t that receive or peek (a unit's close: the next token for an owner, else the unit
-    # itself; its first step when it opens a fiber or is N: the unit), and 0
-    runmax = s.runmax()
-    check_stamps(ii * total)
-    opens = uowner.copy()
-    opens[udata] = nonempty  # a data unit with coordinates, or N
-    del udata, uempty, nonempty
-    d_close = runmax[after].astype(np.int64)
-    del after
-    d_close -= ii * close_pos
-    d_open = runmax[nidx].astype(np.int64)
-    d_open -= ii * first
-    d_open[~opens] = np.iinfo(np.int64).min // 2
-    best = np.maximum(d_open, d_close)
-    if best[0] < 0:
-        best[0] = 0
-    np.maximum.accumulate(best, out=best)  # R at each close
-    last = int(best[-1]) + ii * (total - 1) + lat
-    check_stamps(last)
-    # R at each open: the previous close's, or the open's own d if larger
-    np.maximum(d_open[1:], best[:-1], out=d_open[1:])
-    if d_open[0] < 0:
-        d_open[0] = 0
-    stamps = np.full(total, ii, dtype=TIME_DTYPE)
-    stamps[0] = lat
-    # R rises at the points: at an open from the previous close's R, at a close from its open's
-    # (or the previous close's) R
-    prev = np.empty(len(best), dtype=np.int64)
-    prev[0] = 0
-    prev[1:] = best[:-1]
-    rise = d_open - prev
-    oidx = np.flatnonzero(opens)
-    stamps[first[oidx]] += rise[oidx].astype(TIME_DTYPE)
-    np.copyto(prev, d_open, where=opens)
-    best -= prev
-    stamps[close_pos] += best.astype(TIME_DTYPE)
-    np.cumsum(stamps, dtype=stamps.dtype, out=stamps)
+        gather = 1 if starts is None else 2
+    crd_out = np.empty(total, dtype=wide)
+    stamps = np.empty(total, dtype=TIME_DTYPE)
+    last = fast_native.scan_layout(code, s.base, s.shift, lo, hi, table,
+                                   _NO_TABLE if starts is None else starts, gather, ii, lat,
+                                   out_code, crd_out, ref_out, stamps)
+    check_stamps(int(last))
+    if gather and wide != np.int16:
+        narrow = coordinate_dtype(int(crd_out.max()), int(crd_out.min()))
+        if narrow != wide:
+            crd_out = crd_out.astype(narrow)
     outs = [Stream(out_code, crd_out, stamps), Stream(out_code, ref_out, stamps)]
     return finish(ctx, ins, outs, None, ii, stamps=stamps)
-
-
-GATHER_CHUNK = 1 << 16
-"""References per slice when gathering coordinates (``np.take`` converts indices to intp)."""
-
-
-def _gather_crds(table: np.ndarray, starts: np.ndarray | None, refs: np.ndarray,
-                 out: np.ndarray) -> None:
-    """``out = table[refs]`` (``table[starts[refs]]`` for a grouping level), a slice at a time."""
-    for lo in range(0, len(refs), GATHER_CHUNK):
-        idx = refs[lo:lo + GATHER_CHUNK]
-        if starts is not None:
-            idx = starts.take(idx)
-        out[lo:lo + GATHER_CHUNK] = table.take(idx)
 
 
 def _scan_dense_fibers(ctx, ins, refs: np.ndarray, n: int):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.blocks.alu import ALU_OPS, BINARY, SCALAR_BINARY
-from fuseflow.sim.engines import DeadlockError, StreamError, fast_scan, fast_spacc, run
+from fuseflow.sim.engines import DeadlockError, StreamError, fast_spacc, run
 from fuseflow.sim.engines.fast import VECTORIZED, run_coroutine, topological_order
 from fuseflow.sim.engines.fast_blocks import FastContext
 from fuseflow.sim.engines.fast_stream import Stream, from_tokens, step_clocks
@@ -368,9 +368,6 @@ def test_random_scans_agree(refs, seed, tensor):
     else:
         refs = [r if not isinstance(r, int) else r % 3 for r in refs]
         run_both("scan", [refs], 2, tensors=[B_CSR], seed=seed, tensor=0, level=1)
-        with pytest.MonkeyPatch.context() as mp:  # coordinates gathered in slices, as long streams are
-            mp.setattr(fast_scan, "GATHER_CHUNK", 2)
-            run_both("scan", [refs], 2, tensors=[B_CSR], seed=seed, tensor=0, level=1)
 
 
 @settings(max_examples=60, deadline=None)

@@ -11,7 +11,8 @@ from fuseflow.sim.engines import fast_native, fast_stream
 
 
 def test_kernel_codes_are_the_stream_codes():
-    assert (fast_native.DATA, fast_native.DONE) == (fast_stream.DATA, fast_stream.DONE_CODE)
+    assert (fast_native.DATA, fast_native.EMPTY, fast_native.DONE) == (
+        fast_stream.DATA, fast_stream.EMPTY_CODE, fast_stream.DONE_CODE)
 
 
 def _recurrence(arrival, ii, latency, caught_up):
