@@ -303,9 +303,6 @@ def wide_stamps():
                 m.MAX_STAMP = bound
 
 
-SLICE = 1 << 15
-"""Steps per slice where a block computes its stamps a slice at a time (int64 temporaries that
-stay in the cache)."""
 _NO_SELECT = np.zeros(0, dtype=np.int64)
 
 
