@@ -72,7 +72,8 @@ def clocks_2(a, sa, b, sb, ii, latency, caught_up, out, select):
 
 
 @njit(cache=True, nogil=True)
-def spacc_flush(cc, vc, crd, val, width, stamps, shift, out_code, out_crd, out_val, out_time):
+def spacc_flush(cc, vc, crd, val, width, stamps, shift, track, out_code, out_crd, out_val,
+                out_time):
     """The outputs of an order-1 sparse accumulator: its pairs (``cc`` and ``vc`` both data,
     ``crd`` in ``[0, width)``) folded per flush (a stop ``S_k``, ``k >= 1``, of ``cc``) into
     float32 sums in arrival order (one addition per pair, as the reference), laid out as the
@@ -82,9 +83,10 @@ def spacc_flush(cc, vc, crd, val, width, stamps, shift, out_code, out_crd, out_v
     its pairs, at most ``width``) and stop, and ``D``. Pairs after the last flush are never
     emitted. Returns the number of output tokens and of pairs.
 
-    A flush's coordinates are sorted, or read off the table in order when they cover a good
-    part of it (no comparisons: a flush of a few hundred keys of a few thousand). New keys are
-    noted without a branch (whether a key is new is often unpredictable)."""
+    ``track``: the coordinates a flush holds are noted as they arrive (without a branch: whether
+    a key is new is often unpredictable) and sorted, or read off the table in order when they
+    cover a good part of it (no comparisons: a few hundred keys of a few thousand); otherwise
+    (flushes with more pairs than the table has keys) every flush reads the whole table."""
     sums = np.zeros((width,) + val.shape[1:], dtype=np.float32)
     mark = np.zeros(width, dtype=np.uint8)
     touched = np.empty(width + 1, dtype=np.int64)
@@ -97,19 +99,20 @@ def spacc_flush(cc, vc, crd, val, width, stamps, shift, out_code, out_crd, out_v
         if code == DATA and vc[t] == DATA:
             pairs += 1
             c = crd[t]
-            touched[nt] = c
-            nt += 1 - mark[c]
+            if track:
+                touched[nt] = c
+                nt += 1 - mark[c]
             mark[c] = 1
             sums[c] += val[t]
         elif code >= 1:
             stamp = stamps[f] + shift
-            if nt * 32 < width:
+            if track and nt * 32 < width:
                 touched[:nt].sort()
             else:
-                k = 0
+                nt = 0
                 for c in range(width):
-                    touched[k] = c
-                    k += mark[c]
+                    touched[nt] = c
+                    nt += mark[c]
             for i in range(nt):
                 c = touched[i]
                 out_code[p] = DATA
@@ -317,3 +320,24 @@ def scan_layout(code, time, shift, lo, hi, table, starts, gather, ii, latency, o
         p += 1
         i += 1
     return c + latency
+
+
+@njit(cache=True, nogil=True)
+def count_equal(code, c):
+    """How many entries of ``code`` equal ``c`` (one pass, no temporary)."""
+    n = 0
+    for i in range(len(code)):
+        n += code[i] == c
+    return n
+
+
+@njit(cache=True, nogil=True)
+def positions_of(code, c):
+    """The indices of the entries of ``code`` equal to ``c``, increasing (int64)."""
+    out = np.empty(count_equal(code, c), dtype=np.int64)
+    k = 0
+    for i in range(len(code)):
+        if code[i] == c:
+            out[k] = i
+            k += 1
+    return out

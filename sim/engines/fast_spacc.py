@@ -98,8 +98,9 @@ def spacc(ctx, ins):
     out_val = np.empty((bound,) + val.data.shape[1:], dtype=np.float32)
     out_time = np.empty(bound, dtype=TIME_DTYPE)
     values = val.data.astype(np.float32, copy=False)  # as the reference adds
-    total, pairs = fast_native.spacc_flush(cc, vc, keys, values, width, stamps, shift, out_code,
-                                           out_crd, out_val, out_time)
+    track = nflush * width > 4 * len(cc)  # else every flush reads the table: fewer keys than pairs
+    total, pairs = fast_native.spacc_flush(cc, vc, keys, values, width, stamps, shift, track,
+                                           out_code, out_crd, out_val, out_time)
     ctx.stats.ops += int(pairs) * tile
     out_code, out_crd, out_val, out_time = (a[:total] for a in (out_code, out_crd, out_val, out_time))
     if names is not None:

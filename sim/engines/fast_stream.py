@@ -436,7 +436,7 @@ def ends_with_done(stream: Stream) -> bool:
     if not len(code) or code[-1] != DONE_CODE:
         return False
     # usually no code before the last is as low as D's (only R is lower): no temporary then
-    return len(code) == 1 or code[:-1].min() > DONE_CODE or _count_equal(code[:-1], DONE_CODE) == 0
+    return len(code) == 1 or code[:-1].min() > DONE_CODE or count_code(code[:-1], DONE_CODE) == 0
 
 
 def has_repeat(code: np.ndarray) -> bool:
@@ -445,32 +445,14 @@ def has_repeat(code: np.ndarray) -> bool:
 
 
 def count_code(code: np.ndarray, c: int) -> int:
-    """How many tokens of ``code`` have code ``c`` (no temporary when its range excludes ``c``)."""
-    if not len(code) or code.min() > c or code.max() < c:
-        return 0
-    body = code[:-1] if code[-1] == DONE_CODE and c != DONE_CODE else code  # the final D
-    if not len(body) or body.min() > c:
-        return 0
-    return _count_equal(body, c)
-
-
-COUNT_SLICE = 1 << 18
-"""Codes per slice when counting (a boolean temporary that stays in the cache)."""
+    """How many tokens of ``code`` have code ``c`` (one compiled pass, no temporary)."""
+    return int(fast_native.count_equal(code, c)) if len(code) else 0
 
 
 def code_positions(code: np.ndarray, c: int) -> np.ndarray:
-    """``flatnonzero(code == c)``, a slice at a time (no boolean temporary of the stream's size)."""
-    found = [np.flatnonzero(code[lo:lo + COUNT_SLICE] == c)
-             for lo in range(0, len(code), COUNT_SLICE)]
-    for i, f in enumerate(found):
-        f += i * COUNT_SLICE
-    return np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
-
-
-def _count_equal(code: np.ndarray, c: int) -> int:
-    """``count_nonzero(code == c)``, a slice at a time."""
-    return sum(int(np.count_nonzero(code[lo:lo + COUNT_SLICE] == c))
-               for lo in range(0, len(code), COUNT_SLICE))
+    """``flatnonzero(code == c)`` without a boolean temporary (compiled: a count, then the
+    positions)."""
+    return fast_native.positions_of(code, c)
 
 
 def finish(ctx, ins: list[Stream], outs: list[Stream], clocks: np.ndarray | None, gap: int = 0,

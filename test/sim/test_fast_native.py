@@ -76,8 +76,8 @@ def _accumulate(codes, vcodes, crds, vals):
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.data(), st.sampled_from([(), (2,), (2, 3)]))
-def test_accumulator_kernels_fold_in_arrival_order(data, tile):
+@given(st.data(), st.sampled_from([(), (2,), (2, 3)]), st.booleans())
+def test_accumulator_kernel_folds_in_arrival_order(data, tile, track):
     n = data.draw(st.integers(0, 60))
     width = data.draw(st.integers(1, 9))
     codes = data.draw(st.lists(st.sampled_from([-1, -1, -1, -2, 0, 1, 2]), min_size=n, max_size=n))
@@ -94,8 +94,8 @@ def test_accumulator_kernels_fold_in_arrival_order(data, tile):
     bound = n + 1  # room for more than the entries: the rest is left alone
     out_code, out_crd = np.empty(bound, np.int8), np.empty(bound, np.int16)
     out_val, out_time = np.empty((bound,) + tile, np.float32), np.empty(bound, np.int32)
-    total, got_pairs = fast_native.spacc_flush(cc, vc, crd, val, width, stamps, 3, out_code,
-                                               out_crd, out_val, out_time)
+    total, got_pairs = fast_native.spacc_flush(cc, vc, crd, val, width, stamps, 3, track,
+                                               out_code, out_crd, out_val, out_time)
     assert got_pairs == pairs
     want = []
     for f, (code, table) in enumerate(flushes):
@@ -172,3 +172,9 @@ def test_repeat_layout_repeats_units_and_closes_them():
     fast_native.repeat_layout(code, data, heads, sidx, out_code, out_data)
     assert out_code.tolist() == [-1, -1, 1, 0, -1, 2, 2, -3]
     assert out_data.tolist() == [5, 5, 0, 0, 7, 0, 0, 0]
+
+
+def test_codes_are_counted_and_found():
+    code = np.array([-1, 0, -2, -1, 1, -3], np.int8)
+    assert [fast_native.count_equal(code, c) for c in (-3, -2, -1, 0, 1, 2)] == [1, 1, 2, 1, 1, 0]
+    assert [fast_native.positions_of(code, c).tolist() for c in (-1, 2)] == [[0, 3], []]
