@@ -341,3 +341,23 @@ def positions_of(code, c):
             out[k] = i
             k += 1
     return out
+
+
+@njit(cache=True, nogil=True)
+def contains(code, c):
+    """Whether some entry of ``code`` equals ``c`` (stops at the first)."""
+    for i in range(len(code)):
+        if code[i] == c:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def same_controls(cc, vc):
+    """Whether two equally long code arrays hold the same control tokens (stops and ``D``) at
+    the same places, data or ``N`` elsewhere (stops at the first difference)."""
+    for t in range(len(cc)):
+        a, b = cc[t], vc[t]
+        if a != b and (a >= 0 or b >= 0 or a == DONE or b == DONE):
+            return False
+    return True

@@ -49,11 +49,7 @@ def _paired(crd: Stream, val: Stream) -> bool:
     cc, vc = crd.code, val.code
     if cc.min() <= REPEAT_CODE or vc.min() <= REPEAT_CODE:
         return False  # R tokens (every other code is a stop, data, N or D)
-    if cc is vc or np.array_equal(cc, vc):
-        return True
-    ctrl_c = (cc >= 0) | (cc == DONE_CODE)
-    ctrl_v = (vc >= 0) | (vc == DONE_CODE)
-    return np.array_equal(np.where(ctrl_c, cc, DATA), np.where(ctrl_v, vc, DATA))
+    return cc is vc or fast_native.same_controls(cc, vc)
 
 
 def spacc(ctx, ins):

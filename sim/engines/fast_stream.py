@@ -145,7 +145,8 @@ def concat(streams: list[Stream]) -> Stream:
     streams = [s for s in streams if len(s)] or streams[:1]
     if len(streams) == 1:
         return streams[0]
-    typed = [s.data.dtype for s in streams if np.any(s.code == DATA)] or [streams[0].data.dtype]
+    typed = ([s.data.dtype for s in streams if fast_native.contains(s.code, DATA)]
+             or [streams[0].data.dtype])
     dtype = np.float32 if any(t.kind == "f" for t in typed) else np.result_type(*typed)
     tile = next((s.data.shape[1:] for s in streams if s.data.ndim > 1), ())
     if tile:  # pieces of control tokens only may hold scalar placeholders

@@ -178,3 +178,12 @@ def test_codes_are_counted_and_found():
     code = np.array([-1, 0, -2, -1, 1, -3], np.int8)
     assert [fast_native.count_equal(code, c) for c in (-3, -2, -1, 0, 1, 2)] == [1, 1, 2, 1, 1, 0]
     assert [fast_native.positions_of(code, c).tolist() for c in (-1, 2)] == [[0, 3], []]
+
+
+def test_control_structures_are_compared():
+    crd = np.array([-1, -2, 0, -1, 1, -3], np.int8)  # data, N, S0, data, S1, D
+    assert fast_native.same_controls(crd, np.array([-1, -1, 0, -2, 1, -3], np.int8))
+    assert not fast_native.same_controls(crd, np.array([-1, -1, 1, -1, 1, -3], np.int8))
+    assert not fast_native.same_controls(crd, np.array([-1, -2, 0, -1, -1, -3], np.int8))
+    assert not fast_native.same_controls(crd, np.array([-1, -2, 0, -1, 1, -1], np.int8))
+    assert fast_native.contains(crd, -2) and not fast_native.contains(crd, 2)
