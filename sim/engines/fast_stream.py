@@ -13,8 +13,9 @@ stamps (:func:`wide_stamps`, 4 more bytes per token), so the fast engine has no 
 Timing. A block's clock after its step ``t`` obeys ``c_t = max(c_(t-1) + II, a_t)`` with
 ``c_(-1) + II = 0`` and ``a_t`` the latest stamp the step received or peeked. Because a
 block's clock is never below a stamp it has received, ``a_t`` may be replaced by the running
-maximum of the stamps received so far, and the recurrence is a cumulative maximum:
-``c_t = II*t + max(0, max_(j<=t) (a_j - II*j))`` (:func:`step_clocks`).
+maximum of the stamps received so far (or by the raw stamps: the result is the same), and the
+recurrence is a cumulative maximum, ``c_t = II*t + max(0, max_(j<=t) (a_j - II*j))``, which
+the engine computes as one compiled loop (:func:`clocks_of`, ``fast_native``).
 """
 
 from __future__ import annotations
