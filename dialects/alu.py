@@ -30,9 +30,16 @@ _HALF = f32(0.5)
 _SQRT1_2 = f32(math.sqrt(0.5))
 
 
+_ERF = np.frompyfunc(math.erf, 1, 1)
+"""``math.erf`` over an array (the same float64 function as on a scalar)."""
+
+
 def _gelu(x):
     # PyTorch's float32 order of operations, x * 0.5 * (1 + erf(x * sqrt(1/2))), keeps its
     # rounding (the cancellation in 1 + erf for negative x); erf itself is float64, rounded.
+    if isinstance(x, np.ndarray):
+        erf = _ERF((x * _SQRT1_2).astype(np.float64)).astype(np.float64).astype(f32)
+        return x * _HALF * (_ONE + erf)
     return x * _HALF * (_ONE + f32(math.erf(float(x * _SQRT1_2))))
 
 
@@ -100,7 +107,8 @@ ALU_OPS: tuple[AluOp, ...] = (
           "x if x > scalar else scalar (scalar where x is NaN)"),
     AluOp("scalar_lt_select", "scalar", lambda x, s: _pick(x < s, x, s),
           "x if x < scalar else scalar (scalar where x is NaN)"),
-    AluOp("mask_fill", "masked", lambda m, x, s: x if m != 0 else s, "x where m != 0, else scalar"),
+    AluOp("mask_fill", "masked", lambda m, x, s: _pick(m != 0, x, s),
+          "x where m != 0, else scalar"),
 )
 
 ALU_OP_NAMES: tuple[str, ...] = tuple(op.name for op in ALU_OPS)

@@ -86,6 +86,26 @@ def test_alu_semantics():
         evaluate("scalar_add", 1.0)
 
 
+@pytest.mark.parametrize("op", ALU_OPS, ids=lambda op: op.name)
+def test_every_alu_op_has_an_array_form_equal_to_its_scalar_form(op):
+    """The fast engine applies an op to whole float32 arrays; an op whose function only takes
+    scalars ran one element at a time there (mask_fill: 42 of 60 CPU s on GPT-3 small). Each
+    op's array result is its element-by-element result, bit for bit (NaN, -0.0, infinities)."""
+    special = np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf, np.nan, 3.0e38, 1e-40],
+                       dtype=np.float32)
+    rng = np.random.default_rng(7)
+    arrays = [np.concatenate([special, rng.standard_normal(23).astype(np.float32)])
+              for _ in range(op.arity)]
+    arrays[-1] = np.roll(arrays[-1], 4) if op.arity == 2 else arrays[-1]
+    scalar = (np.float32(-1.25),) if op.needs_scalar else ()
+    with np.errstate(all="ignore"):
+        whole = op.fn(*arrays, *scalar)
+        each = [op.fn(*xs, *scalar) for xs in zip(*arrays)]
+    assert isinstance(whole, np.ndarray) and whole.shape == arrays[0].shape
+    assert whole.dtype == np.float32
+    assert np.array_equal(whole.view(np.int32), np.array(each, dtype=np.float32).view(np.int32))
+
+
 def test_simulator_core_imports_no_mlir():
     """The table, ALU and level modules the simulator core uses are plain data."""
     code = ("import sys, fuseflow.sim.graph, fuseflow.sim.formats, fuseflow.sim.blocks, "
