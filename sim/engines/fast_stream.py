@@ -26,6 +26,7 @@ import sys
 import numpy as np
 
 from fuseflow.sim.engines import fast_native
+from fuseflow.sim.engines.host_heap import available_bytes
 from fuseflow.sim.tokens import DONE, EMPTY, REPEAT, Control, SimulationError, Stop
 
 DATA, EMPTY_CODE, DONE_CODE, REPEAT_CODE = -1, -2, -3, -4
@@ -489,26 +490,6 @@ def payload_zeros(n: int, like: np.ndarray) -> np.ndarray:
 def copy_of(s: Stream, keep: np.ndarray, time: np.ndarray, shift: int = 0) -> Stream:
     """The tokens of ``s`` selected by ``keep`` (mask or indices), restamped with ``time + shift``."""
     return Stream(s.code[keep], s.data[keep], time, shift=shift)
-
-
-def available_bytes() -> int | None:
-    """Memory this process may still allocate: the system's available memory, capped by the
-    address-space limit (None where neither is known)."""
-    import resource
-
-    limits = []
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    limits.append(int(line.split()[1]) * 1024)
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/statm") as f:
-                limits.append(soft - int(f.read().split()[0]) * resource.getpagesize())
-    except (OSError, ValueError):
-        pass
-    return min(limits) if limits else None
 
 
 def held_bytes(streams, seen: set[int] | None = None) -> int:

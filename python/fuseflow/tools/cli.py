@@ -54,7 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Runs the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    from fuseflow.sim.engines.host_heap import keep_freed_memory
+
     args = build_parser().parse_args(argv)
+    # Simulations allocate and free large arrays all the time: freed memory is kept for reuse
+    # rather than faulted in again (this process and the workers it forks; host_heap).
+    keep_freed_memory()
     errors = make_console(sys.stderr)
     configure_logging(args.verbose, errors)
     # PyTorch's export and torch-mlir warn about internals a user cannot act on.
