@@ -74,7 +74,9 @@ def measure(point: dict) -> dict:
     app = get_application(point["app"])
     model, inputs = app.build(point["preset"], point["dataset"], 0)
     with torch.no_grad():
-        compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=point["fusion"]), plan=app.plan(model))
+        plan = app.plan(model)
+        compiled = fuseflow.compile(model, inputs, plan.schedule(point["fusion"], point["dense_weights"]),
+                                    plan=plan)
     budget = None if point["budget_gib"] is None else int(point["budget_gib"] * 2**30)
     # CompiledModel.simulate does not take the engine's options yet: bind the budget on the
     # engine entry point it calls
@@ -132,6 +134,8 @@ def main() -> None:
                         help="keep every kernel's results to the end of the run (as "
                         "CompiledModel.simulate does by default); without it, each is let go "
                         "once read, as fuseflow run does")
+    parser.add_argument("--dense-weights", action="store_true",
+                        help="the dense variant (nothing declared sparse) instead of the published workload")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args()
     rows = []
@@ -140,11 +144,12 @@ def main() -> None:
     for fusion in args.fusion:
         for budget in args.budget_gib:
             point = {"app": args.app, "preset": args.preset, "dataset": args.dataset, "fusion": fusion,
-                     "budget_gib": budget or None, "keep_intermediates": args.keep_intermediates}
+                     "budget_gib": budget or None, "keep_intermediates": args.keep_intermediates,
+                     "dense_weights": args.dense_weights}
             with multiprocessing.get_context("spawn").Pool(1) as pool:
                 row = pool.apply(measure, (point,))
             rows.append(row)
-            name = f"{args.app} {args.dataset} {args.preset} {fusion}"
+            name = f"{args.app} {args.dataset} {args.preset} {fusion}" + (" dense" if args.dense_weights else "")
             tail = (f"{row['cycles']:>13,} {row['tokens']:>15,}" if row["error"] is None
                     else f"FAILED: {row['error'][:80]}")
             print(f"{name:<40} {budget or '-':>10} {row['seconds']:>9.1f} {row['rss_before_gib']:>10.2f} "

@@ -84,8 +84,8 @@ def gpt3_view(preset: str, fusion: str, simulate: bool):
     app = get_application("gpt3")
     model, inputs = app.build(preset)
     start = time.perf_counter()
-    compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=fusion),
-                                plan=app.plan(model))
+    plan = app.plan(model)          # the published workload: its sparse declarations
+    compiled = fuseflow.compile(model, inputs, plan.schedule(fusion), plan=plan)
     compile_s = time.perf_counter() - start
     result, simulate_s = None, None
     if simulate:

@@ -25,6 +25,8 @@ def main() -> None:
     parser.add_argument("--dataset", default="collab")
     parser.add_argument("--fusion", default="unfused")
     parser.add_argument("--budget-gib", type=float, default=0.25)
+    parser.add_argument("--dense-weights", action="store_true",
+                        help="the dense variant (nothing declared sparse) instead of the published workload")
     parser.add_argument("--top", type=int, default=8, help="allocation sites printed")
     parser.add_argument("--frames", type=int, default=6, help="frames per call path")
     args = parser.parse_args()
@@ -38,8 +40,9 @@ def main() -> None:
     app = get_application(args.app)
     model, inputs = app.build(args.preset, args.dataset, 0)
     with torch.no_grad():
-        compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=args.fusion),
-                                    plan=app.plan(model))
+        plan = app.plan(model)
+        compiled = fuseflow.compile(model, inputs, plan.schedule(args.fusion, args.dense_weights),
+                                    plan=plan)
     # CompiledModel.simulate does not take the engine's options: bind the budget on the
     # engine entry point it calls (as bench_chunked.py does)
     engines.run = functools.partial(engines.run, memory_budget=int(args.budget_gib * 2**30))

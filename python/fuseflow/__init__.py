@@ -25,6 +25,7 @@ _EXPORTS = {
     "CompiledModel": "fuseflow.compiler",
     "Program": "fuseflow.compiler",
     "Schedule": "fuseflow.compiler",
+    "DenseVariantWarning": "fuseflow.compiler",
     "SimulationResult": "fuseflow.compiler",
     "Arch": "fuseflow.sim.arch",
     "MemoryModel": "fuseflow.sim.memory",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -275,6 +276,7 @@ class Program:
         _check_model(model, example_inputs)
         self.context = mlir.new_context()
         self.plan = plan
+        self._warned_dense = False
         self.exported = None
         """The exported (pre-decomposition) program fusion groups name; None for MLIR text."""
         if isinstance(model, str):
@@ -313,6 +315,7 @@ class Program:
         module = self.clone()
         with self.context:
             formats = {**self.formats, **schedule.formats}
+            self._warn_if_dense_variant(formats)
             if formats:
                 declare_formats(module, self.input_names, formats)
             if kernel_of is not None:
@@ -331,6 +334,28 @@ class Program:
                                   schedule, entries)
         log.debug("compiled with %s", schedule)
         return compiled
+
+
+    def _warn_if_dense_variant(self, formats: dict[str, str]) -> None:
+        """Warns (once per program) when the plan's published workload declares inputs sparse
+        (``FusionPlan.sparse_formats``) that ``formats`` leaves undeclared: the compile is then
+        the dense variant, which streams every pruned zero, and a ``Schedule(fusion=...)``
+        written by hand is easily mistaken for the published workload."""
+        published = getattr(self.plan, "sparse_formats", None) or {}
+        undeclared = [name for name in published if name not in formats]
+        if not undeclared or self._warned_dense:
+            return
+        self._warned_dense = True
+        warnings.warn(DenseVariantWarning(
+            f"the schedule declares no format for {', '.join(undeclared)}, which the plan's "
+            "published workload declares sparse: compiling the dense variant. Use "
+            "plan.schedule(level) for the published workload, or declare them (e.g. "
+            f"formats={{{undeclared[0]!r}: 'dense'}}) to mean the dense one"), stacklevel=3)
+
+
+class DenseVariantWarning(UserWarning):
+    """A model compiled with a plan whose published workload declares inputs sparse, by a
+    schedule that does not declare them (see ``Program.compile``)."""
 
 
 KERNEL_PHASE = "fuseflow-to-kernels"

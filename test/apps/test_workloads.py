@@ -43,12 +43,34 @@ def test_plans_declare_the_pruned_weights_sparse(name):
     assert set(plan.sparse_formats.values()) == {"csr"}
     schedule = plan.schedule("partial")
     assert schedule.fusion == "partial" and schedule.formats == dict(plan.sparse_formats)
-    assert plan.schedule("partial", dense_weights=True).formats == {}
+    assert plan.schedule("partial", dense_weights=True).formats == dict.fromkeys(
+        plan.sparse_formats, "dense")
     # A user's declaration adds to (or overrides) the workload's.
     first = sorted(weights)[0]
     assert plan.schedule("full", formats={first: "dense"}).formats[first] == "dense"
     with pytest.raises(ValueError, match="unfused, partial, full"):
         plan.schedule("fused")
+
+
+def test_a_hand_written_schedule_with_a_plan_warns_it_compiles_the_dense_variant():
+    app = get_application("gcn")
+    model, inputs = app.build("tiny")
+    plan = app.plan(model)
+    program = fuseflow.Program(model, inputs, plan=plan)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        published = program.compile(plan.schedule("partial"))
+        dense = program.compile(plan.schedule("partial", dense_weights=True))
+    assert not [w for w in caught if issubclass(w.category, fuseflow.DenseVariantWarning)]
+    with pytest.warns(fuseflow.DenseVariantWarning, match="plan.schedule") as caught:
+        implicit = program.compile(fuseflow.Schedule(fusion="partial"))
+    assert all(name in str(caught[0].message) for name in plan.sparse_formats)
+    # Said once per program, and the implicit compile is the explicit dense variant.
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        program.compile(fuseflow.Schedule(fusion="full"))
+    assert not [w for w in again if issubclass(w.category, fuseflow.DenseVariantWarning)]
+    assert implicit.mlir("sam") == dense.mlir("sam") != published.mlir("sam")
 
 
 @pytest.mark.parametrize("name", list(APPLICATIONS))

@@ -144,7 +144,8 @@ def test_application_results_name_the_workload_and_the_data_provenance(tmp_path,
     validate(doc)
     [dense] = doc["runs"]
     assert (dense["provenance"], dense["dense_weights"]) == ("synthetic", True)
-    assert dense["schedule"]["formats"] == {}
+    # The dense variant declares the pruned weights dense, explicitly.
+    assert dense["schedule"]["formats"] == {"layer1.weight": "dense", "layer2.weight": "dense"}
 
 
 def test_list_labels_every_synthetic_data_set(capsys):

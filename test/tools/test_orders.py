@@ -75,8 +75,22 @@ def test_command_lists_an_application_kernel_without_simulating(capsys):
     assert "vs best" not in printed
 
 
+def test_applications_are_the_published_workload_unless_dense_weights(tmp_path):
+    tokens = {}
+    for variant, extra in (("published", []), ("dense", ["--dense-weights"])):
+        out = tmp_path / f"{variant}.json"
+        assert main(["orders", "gcn", "--fusion", "full", "--limit", "1", "--json", str(out),
+                     *extra]) == 0
+        doc = json.loads(out.read_text())
+        assert ("dense weights" in doc["title"]) == (variant == "dense")
+        tokens[variant] = doc["orders"][0]["tokens"]
+    # The published workload's pruned weight is declared sparse: its zeros are never streamed.
+    assert tokens["published"] < tokens["dense"]
+
+
 @pytest.mark.parametrize("argv, message", [
     (["orders", "bogus"], "unknown target 'bogus'"),
+    (["orders", "spmm", "--dense-weights"], "--dense-weights does not apply to kernel"),
     (["orders", "spmm", "--fusion", "full"], "--fusion does not apply to kernel 'spmm'"),
     (["orders", "gcn", "--sparsity", "0.5"], "--sparsity does not apply to application"),
     (["orders", "spmm", "--kernel", "7"], "kernel index 7 is out of range"),

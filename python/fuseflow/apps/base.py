@@ -98,9 +98,12 @@ class FusionPlan:
 
     def formats(self, dense_weights: bool = False, extra: Mapping[str, str] | None = None
                 ) -> dict[str, str]:
-        """The declared formats of the published workload (:attr:`sparse_formats`; none with
-        ``dense_weights``, the variant streaming every pruned zero), then ``extra``'s."""
-        return {**({} if dense_weights else self.sparse_formats), **(extra or {})}
+        """The declared formats of the published workload (:attr:`sparse_formats`; with
+        ``dense_weights``, the variant streaming every pruned zero, the same names declared
+        ``'dense'``, which says so explicitly), then ``extra``'s."""
+        published = (dict.fromkeys(self.sparse_formats, "dense") if dense_weights
+                     else self.sparse_formats)
+        return {**published, **(extra or {})}
 
     def schedule(self, level: str, dense_weights: bool = False,
                  formats: Mapping[str, str] | None = None):

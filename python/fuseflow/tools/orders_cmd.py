@@ -20,7 +20,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-APP_OPTIONS = {"preset": "tiny", "dataset": None, "fusion": "unfused"}
+APP_OPTIONS = {"preset": "tiny", "dataset": None, "fusion": "unfused", "dense_weights": False}
 KERNEL_OPTIONS = {"sparsity": 0.5, "scale": 1}
 
 
@@ -67,6 +67,9 @@ def add_target_options(cmd) -> None:
                                                      "preset's)")
     cmd.add_argument("--fusion", default=None,
                      help="applications: unfused (default), partial or full")
+    cmd.add_argument("--dense-weights", action="store_const", const=True, default=None,
+                     help="applications: the dense variant (nothing declared sparse) instead of "
+                          "the published workload")
 
 
 def build_target(args):
@@ -93,9 +96,11 @@ def build_target(args):
         preset = args.preset or APP_OPTIONS["preset"]
         fusion = args.fusion or APP_OPTIONS["fusion"]
         model, inputs = app.build(preset, args.dataset, args.seed)
-        compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=fusion),
-                                    plan=app.plan(model))
-        title = f"{args.target} · {preset} · {fusion}"
+        plan = app.plan(model)
+        compiled = fuseflow.compile(model, inputs, plan.schedule(fusion, bool(args.dense_weights)),
+                                    plan=plan)
+        title = f"{args.target} · {preset} · {fusion}" + (" · dense weights"
+                                                          if args.dense_weights else "")
     else:
         raise ValueError(f"unknown target {args.target!r}; valid: "
                          f"{', '.join(list(KERNELS) + list(APPLICATIONS))}")
@@ -105,7 +110,7 @@ def build_target(args):
 
 
 def _reject(args, options: dict, what: str) -> None:
-    given = [f"--{n}" for n in options if getattr(args, n) is not None]
+    given = [f"--{n.replace('_', '-')}" for n in options if getattr(args, n) is not None]
     if given:
         raise ValueError(f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} not "
                          f"apply to {what}")
