@@ -6,15 +6,11 @@ import warnings
 
 import pytest
 import torch
+from sparse_models import ChainCSC, RowSum, chain_inputs, sparse
 
 import fuseflow
 
 warnings.filterwarnings("ignore")
-
-
-class ChainCSC(torch.nn.Module):
-    def forward(self, a, h, w):
-        return a @ (h @ w)
 
 
 class BiasRelu(torch.nn.Module):
@@ -28,35 +24,21 @@ class BiasRelu(torch.nn.Module):
         return torch.relu(a @ (x @ self.weight) + self.bias)
 
 
-class RowSum(torch.nn.Module):
-    def forward(self, a):
-        return a.sum(dim=1)
-
-
-def _sparse(m, n, density, seed, empty_rows=()):
-    g = torch.Generator().manual_seed(seed)
-    a = torch.rand(m, n, generator=g) * (torch.rand(m, n, generator=g) < density)
-    a[list(empty_rows)] = 0
-    return a
-
-
 @pytest.mark.parametrize("engine", ["reference", "fast"])
 @pytest.mark.parametrize("density", [0.0, 0.5])
 def test_fused_chain_with_csc_weight_and_empty_rows(engine, density):
     # default order d0,d1,d2,d3: inner products over A's (possibly empty) rows
-    a = _sparse(6, 6, density, 0, empty_rows=(2, 5))
-    h = torch.rand(6, 5, generator=torch.Generator().manual_seed(2))
-    w = _sparse(5, 4, 0.5, 3)
-    inputs = (a.to_sparse_csr(), h, w.to_sparse_csc())
+    inputs = chain_inputs(density, (2, 5), seeds=(0, 2, 3))
     compiled = fuseflow.compile(ChainCSC(), inputs, fuseflow.Schedule(fusion="full"))
     sam = compiled.mlir("sam")
     assert '"sam.reduce"' in sam and "!sam.crd) -> !sam.val" in sam   # a reducer with outer crds
     got = compiled.simulate(*inputs, engine=engine).output
-    torch.testing.assert_close(got, ChainCSC()(a, h, w), rtol=1e-5, atol=1e-6)
+    want = ChainCSC()(*(t.to_dense() for t in inputs))
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_explicit_inner_product_order_with_an_empty_row():
-    a = _sparse(4, 6, 0.5, 0, empty_rows=(1,))
+    a = sparse(4, 6, 0.5, 0, empty_rows=(1,))
     x = torch.rand(6, 5, generator=torch.Generator().manual_seed(4))
     model = BiasRelu()
     schedule = fuseflow.Schedule(fusion="full", order=("d0", "d1", "d2", "d3"))
@@ -67,19 +49,17 @@ def test_explicit_inner_product_order_with_an_empty_row():
 
 @pytest.mark.parametrize("rows", [(0, 1, 2, 3), (1, 3)])
 def test_row_sums_of_dcsr_with_empty_rows(rows):
-    a = _sparse(4, 5, 0.6, 5, empty_rows=rows)
+    a = sparse(4, 5, 0.6, 5, empty_rows=rows)
     compiled = fuseflow.compile(RowSum(), (a,), fuseflow.Schedule(formats={"a": "dcsr"}))
     assert torch.equal(compiled.simulate(a).output, a.sum(dim=1))
 
 
 def test_engines_agree_on_reducers_with_outer_coordinates():
-    a = _sparse(6, 6, 0.5, 0, empty_rows=(0, 2, 5))
-    h = torch.rand(6, 5, generator=torch.Generator().manual_seed(2))
-    w = _sparse(5, 4, 0.5, 3)
-    inputs = (a.to_sparse_csr(), h, w.to_sparse_csc())
+    inputs = chain_inputs(0.5, (0, 2, 5), seeds=(0, 2, 3))
     compiled = fuseflow.compile(ChainCSC(), inputs, fuseflow.Schedule(fusion="full"))
     ref = compiled.simulate(*inputs, engine="reference")
     fast = compiled.simulate(*inputs, engine="fast")
     assert torch.equal(ref.output, fast.output)
     assert ref.cycles == fast.cycles
-    assert {k: s.summary() for k, s in ref.stats.items()} == {k: s.summary() for k, s in fast.stats.items()}
+    summaries = [{k: s.summary() for k, s in r.stats.items()} for r in (ref, fast)]
+    assert summaries[0] == summaries[1]

@@ -15,6 +15,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sim_helpers import assert_same_results, chunked
+from sparse_models import ChainCSC, RowSum, chain_inputs
+from sparse_models import sparse as _sparse
 from test_fast_engine import _context, run_both, run_in_pieces
 
 import fuseflow
@@ -281,29 +283,8 @@ def test_gpt3_tiny_fused_kernels_agree_without_reducer_coroutines(fusion, chunk_
     assert fallbacks["reduce"] == 0
 
 
-class ChainCSC(torch.nn.Module):
-    """``a @ (h @ w)`` fused: inner products over the (possibly empty) rows of CSR ``a``."""
-
-    def forward(self, a, h, w):
-        return a @ (h @ w)
-
-
-class RowSum(torch.nn.Module):
-    def forward(self, a):
-        return a.sum(dim=1)
-
-
-def _sparse(m, n, density, seed, empty_rows=()):
-    g = torch.Generator().manual_seed(seed)
-    a = torch.rand(m, n, generator=g) * (torch.rand(m, n, generator=g) < density)
-    a[list(empty_rows)] = 0
-    return a
-
-
 def _chain_inputs(density, seed, empty_rows):
-    return (_sparse(6, 6, density, seed, empty_rows).to_sparse_csr(),
-            torch.rand(6, 5, generator=torch.Generator().manual_seed(seed + 1)),
-            _sparse(5, 4, 0.5, seed + 2).to_sparse_csc())
+    return chain_inputs(density, empty_rows, seeds=(seed, seed + 1, seed + 2))
 
 
 @functools.lru_cache(maxsize=None)
