@@ -15,12 +15,7 @@ from fuseflow.tools.cli import main
 warnings.filterwarnings("ignore")
 
 
-@pytest.fixture(scope="module")
-def spmm():
-    kernel = KERNELS["spmm"]
-    inputs = kernel.inputs(0.5, seed=3)
-    program = fuseflow.Program(kernel.module(), inputs)
-    return kernel, inputs, program, program.compile()
+SPMM_SEED = 3  # the inputs of the spmm fixture (conftest.py)
 
 
 def test_every_legal_order_is_listed_sized_and_simulated(spmm):

@@ -7,19 +7,13 @@ import pytest
 
 import fuseflow
 from fuseflow.errors import ArgumentError
-from fuseflow.kernels import KERNELS
 from fuseflow.sweep import schedules, sweep
 from fuseflow.tools.cli import main
 
 warnings.filterwarnings("ignore")
 
 
-@pytest.fixture(scope="module")
-def spmm():
-    kernel = KERNELS["spmm"]
-    inputs = kernel.inputs(0.5, seed=4)
-    program = fuseflow.Program(kernel.module(), inputs)
-    return kernel, inputs, program, program.compile()
+SPMM_SEED = 4  # the inputs of the spmm fixture (conftest.py)
 
 
 def test_sweep_covers_orders_levels_and_factors_and_matches_direct_compiles(spmm):
