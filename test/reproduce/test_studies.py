@@ -3,7 +3,11 @@
 import json
 import warnings
 
-from fuseflow.reproduce import fig15, fig17
+import torch
+
+from fuseflow.apps.base import PRESETS
+from fuseflow.reproduce import fig15, fig16, fig17
+from fuseflow.reproduce.studies import AttentionSize
 from fuseflow.tools.cli import main
 
 warnings.filterwarnings("ignore")
@@ -50,3 +54,17 @@ def test_fig17_simulates_every_legal_order_of_the_nested_spmms(tmp_path, capsys)
     assert next(r for r in doc["orders"] if r["order"] == "lkji")["output"].startswith("Xᵀ")
     text = fig17.markdown(doc)
     assert f"**{doc['legal']} legal orders** (published: 15)" in text
+
+
+def test_attention_studies_size_every_preset_of_the_command():
+    """Figures 15 and 16 have one attention block per ``--preset`` choice; its inputs and
+    document come from the shared :class:`~fuseflow.reproduce.studies.AttentionSize`."""
+    for module in (fig15, fig16):
+        assert tuple(module.PRESETS) == PRESETS
+        for size in module.PRESETS.values():
+            assert isinstance(size, AttentionSize)
+            assert size.workload(mask="m") == {"heads": size.heads, "seq": size.seq,
+                                               "width": size.width, "mask": "m"}
+            q, k, v = size.qkv(torch.rand, 0)
+            assert q.shape == v.shape == (size.heads, size.seq, size.width)
+            assert not torch.equal(q, k) and torch.equal(size.qkv(torch.rand, 0)[2], v)

@@ -22,7 +22,13 @@ from typing import Any, Callable
 
 import torch
 
-from fuseflow.reproduce.studies import save_figure
+from fuseflow.reproduce.studies import (
+    AttentionSize,
+    attention_shape,
+    new_figure,
+    save_figure,
+    study_document,
+)
 
 PUBLISHED = {("level1", 2): 2.00, ("level1", 4): 4.00, ("level2", 2): 2.00,
              ("level2", 4): 4.00, ("4x4", 16): 16.0}
@@ -33,12 +39,9 @@ presets: the tiny block has 2 heads per lane at 4 lanes, too few to hide a lane'
 
 
 @dataclass(frozen=True)
-class Size:
+class Size(AttentionSize):
     """The attention block of one preset and the lane counts swept."""
 
-    heads: int
-    seq: int
-    width: int
     factors: tuple[int, ...]
 
 
@@ -62,9 +65,7 @@ class MultiHeadAttention(torch.nn.Module):
 
 def inputs(size: Size, seed: int = 0) -> tuple[torch.Tensor, ...]:
     """Q, K and V, uniform in [0, 1), seeded."""
-    generator = torch.Generator().manual_seed(seed)
-    return tuple(torch.rand(size.heads, size.seq, size.width, generator=generator)
-                 for _ in range(3))
+    return size.qkv(torch.rand, seed)
 
 
 def measure(preset: str = "tiny", engine: str = "fast", seed: int = 0,
@@ -111,11 +112,8 @@ def measure(preset: str = "tiny", engine: str = "fast", seed: int = 0,
                 "target": TARGETS.get((name, lanes)) if preset != "tiny" else None,
                 "matches_pytorch": matches,
             })
-    return {"figure": "fig15", "preset": preset, "engine": engine,
-            "workload": {"heads": size.heads, "seq": size.seq, "width": size.width,
-                         "levels": {"level1": heads, "level2": rows},
-                         "einsum": info.einsum},
-            "points": points, "wall_seconds": round(time.perf_counter() - start, 1)}
+    workload = size.workload(levels={"level1": heads, "level2": rows}, einsum=info.einsum)
+    return study_document("fig15", preset, engine, workload, points, start)
 
 
 def markdown(doc: dict[str, Any]) -> str:
@@ -123,9 +121,9 @@ def markdown(doc: dict[str, Any]) -> str:
     the published speedups and our targets."""
     w = doc["workload"]
     lines = [f"# Figure 15: parallelizing multi-head attention ({doc['preset']} preset)", "",
-             f"{w['heads']} heads × {w['seq']} tokens × width {w['width']}, dense, fused; level "
-             f"1 = heads ({w['levels']['level1']}), level 2 = query rows "
-             f"({w['levels']['level2']}); {doc['engine']} engine, {doc['wall_seconds']:.0f} s.",
+             f"{attention_shape(w)}, dense, fused; level 1 = heads ({w['levels']['level1']}), "
+             f"level 2 = query rows ({w['levels']['level2']}); {doc['engine']} engine, "
+             f"{doc['wall_seconds']:.0f} s.",
              "", "| series | lanes | cycles | speedup | efficiency | published | target | "
                  "matches PyTorch |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for p in doc["points"]:
@@ -140,12 +138,7 @@ def markdown(doc: dict[str, Any]) -> str:
 def plot(doc: dict[str, Any], path) -> Path:
     """Speedup against lanes for both levels (log-log), the ideal line, 4 × 4 and the
     published points."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.0, 4.2))
+    fig, ax = new_figure(figsize=(6.0, 4.2))
     for name, color in (("level1", "tab:blue"), ("level2", "tab:orange")):
         pts = [p for p in doc["points"] if p["series"] == name]
         ax.plot([p["lanes"] for p in pts], [p["speedup"] for p in pts], "o-", color=color,

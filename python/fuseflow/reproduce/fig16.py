@@ -30,16 +30,19 @@ from typing import Any, Callable
 
 import torch
 
-from fuseflow.reproduce.studies import save_figure
+from fuseflow.reproduce.studies import (
+    AttentionSize,
+    attention_shape,
+    new_figure,
+    save_figure,
+    study_document,
+)
 
 
 @dataclass(frozen=True)
-class Size:
+class Size(AttentionSize):
     """The attention block of one preset and the block sizes measured."""
 
-    heads: int
-    seq: int
-    width: int
     blocks: tuple[int, ...]
 
 
@@ -68,10 +71,7 @@ def inputs(size: Size, block: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
     """Q, K, V (standard normal, seeded) and the BigBird mask of ``block``."""
     from fuseflow.apps.gpt3 import bigbird_mask
 
-    generator = torch.Generator().manual_seed(seed)
-    qkv = tuple(torch.randn(size.heads, size.seq, size.width, generator=generator)
-                for _ in range(3))
-    return qkv + (bigbird_mask(size.seq, block, 3, 2, 2, seed),)
+    return size.qkv(torch.randn, seed) + (bigbird_mask(size.seq, block, 3, 2, 2, seed),)
 
 
 def variants(block: int) -> dict[str, Any]:
@@ -118,10 +118,8 @@ def measure(preset: str = "tiny", engine: str = "fast", seed: int = 0,
             }
         point["speedup"] = round(point["scalar"]["cycles"] / point["blocked"]["cycles"], 2)
         points.append(point)
-    return {"figure": "fig16", "preset": preset, "engine": engine,
-            "workload": {"heads": size.heads, "seq": size.seq, "width": size.width,
-                         "mask": "BigBird: window 3, 2 random blocks, 2 global blocks"},
-            "points": points, "wall_seconds": round(time.perf_counter() - start, 1)}
+    workload = size.workload(mask="BigBird: window 3, 2 random blocks, 2 global blocks")
+    return study_document("fig16", preset, engine, workload, points, start)
 
 
 def markdown(doc: dict[str, Any]) -> str:
@@ -129,7 +127,7 @@ def markdown(doc: dict[str, Any]) -> str:
     w = doc["workload"]
     lines = [f"# Figure 16: BigBird attention, scalar against blocked values "
              f"({doc['preset']} preset)", "",
-             f"{w['heads']} heads × {w['seq']} tokens × width {w['width']}, fused; {w['mask']}; "
+             f"{attention_shape(w)}, fused; {w['mask']}; "
              f"{doc['engine']} engine, {doc['wall_seconds']:.0f} s.", "",
              "| block | mask density | scalar cycles | blocked cycles | speedup | published | "
              "scalar tokens | blocked tokens | matches PyTorch |",
@@ -146,14 +144,9 @@ def markdown(doc: dict[str, Any]) -> str:
 
 def plot(doc: dict[str, Any], path) -> Path:
     """Cycles of both variants per block size (log scale), speedups above the bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     points = doc["points"]
     x = range(len(points))
-    fig, ax = plt.subplots(figsize=(6.0, 4.2))
+    fig, ax = new_figure(figsize=(6.0, 4.2))
     ax.bar([i - 0.2 for i in x], [p["scalar"]["cycles"] for p in points], 0.4,
            label="scalar values (CSR mask)", color="tab:blue")
     ax.bar([i + 0.2 for i in x], [p["blocked"]["cycles"] for p in points], 0.4,

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import torch
 
-from fuseflow.reproduce.studies import save_figure
+from fuseflow.reproduce.studies import new_figure, save_figure
 
 PUBLISHED_LEGAL = 15
 SPARSITY = 0.9
@@ -190,13 +190,8 @@ def markdown(doc: dict[str, Any]) -> str:
 
 def plot(doc: dict[str, Any], path) -> Path:
     """Cycles per legal order, fastest first (log scale)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     legal = sorted((r for r in doc["orders"] if r["legal"]), key=lambda r: r["cycles"])
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.45 * len(legal) + 1.5), 3.8))
+    fig, ax = new_figure(figsize=(max(5.0, 0.45 * len(legal) + 1.5), 3.8))
     ax.bar(range(len(legal)), [r["cycles"] for r in legal], color="tab:blue")
     ax.set_xticks(range(len(legal)), [r["order"] for r in legal], rotation=60, fontsize=8)
     ax.set_yscale("log")

@@ -13,7 +13,6 @@ in the JSON rows, hatched hollow bars in the PNG.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from fuseflow.reproduce.published import (
     format_reference,
     published_speedup,
 )
+from fuseflow.reproduce.studies import new_figure, save_figure, write_study
 from fuseflow.reproduce.sweep import FAILED
 
 FIGURES = ("fig12", "fig14")
@@ -221,10 +221,6 @@ def plot(doc: dict[str, Any], path) -> Path:
     """The figure as a PNG: bars of our ratios per application and data set (log scale), the
     published values as black marks (ranges as bars); ratios from cost-model predictions as
     hatched hollow bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -232,8 +228,8 @@ def plot(doc: dict[str, Any], path) -> Path:
     labels = [f"{r['app']}\n{r['dataset']}" for r in table]
     panels = [("speedup", "speedup over unfused")] if doc["figure"] == "fig12" else [
         ("flops", "FLOPs / unfused"), ("bytes", "bytes / unfused")]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(max(6.0, 0.9 * len(table) + 2), 3.6 *
-                                                      len(panels)), squeeze=False)
+    fig, axes = new_figure(len(panels), 1, figsize=(max(6.0, 0.9 * len(table) + 2), 3.6 *
+                                                    len(panels)), squeeze=False)
     width = 0.38
     for ax, (measure, ylabel) in zip(axes[:, 0], panels):
         for i, level in enumerate(FUSED):
@@ -267,11 +263,7 @@ def plot(doc: dict[str, Any], path) -> Path:
                              label="cost-model prediction (≈)"))
     axes[0, 0].legend(handles=handles, fontsize=7)
     axes[0, 0].set_title(f"{_title(doc['figure'])} ({doc['preset']} preset)")
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def _reference_of(figure, row, measure, level):
@@ -290,12 +282,6 @@ def _reference_of(figure, row, measure, level):
 
 def write(doc: dict[str, Any], folder) -> dict[str, Path]:
     """Writes ``<figure>.json``, ``<figure>.md`` and ``<figure>.png`` into ``folder``."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    name = doc["figure"]
-    paths = {"json": folder / f"{name}.json", "markdown": folder / f"{name}.md",
-             "plot": folder / f"{name}.png"}
-    paths["json"].write_text(json.dumps(doc, indent=1) + "\n")
-    paths["markdown"].write_text(markdown(doc))
-    plot(doc, paths["plot"])
-    return paths
+    from fuseflow.reproduce import figures
+
+    return write_study(doc["figure"], figures, doc, folder)

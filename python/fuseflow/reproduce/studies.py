@@ -9,7 +9,9 @@ Figure 17 (the dataflow orders of nested SpMMs, :mod:`~fuseflow.reproduce.fig17`
 
 Each module has ``measure(preset, engine, seed, progress) -> document``,
 ``markdown(document)``, ``plot(document, path)`` and ``failed(document)``;
-:func:`write_study` writes the three files.
+:func:`write_study` writes the three files. Figures 15 and 16 measure one attention block per
+preset (:class:`AttentionSize`) and share its inputs, description and document
+(:func:`study_document`).
 """
 
 from __future__ import annotations
@@ -17,11 +19,62 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 STUDIES = {"fig15": "fuseflow.reproduce.fig15", "fig16": "fuseflow.reproduce.fig16",
            "fig17": "fuseflow.reproduce.fig17"}
 """Figure -> the module that measures it."""
+
+
+@dataclass(frozen=True)
+class AttentionSize:
+    """A multi-head attention block: ``heads`` heads of ``seq`` tokens, ``width`` wide. Figures
+    15 and 16 extend it with what they sweep and map each preset of
+    :data:`fuseflow.apps.base.PRESETS` to one (their ``PRESETS``)."""
+
+    heads: int
+    seq: int
+    width: int
+
+    def qkv(self, draw: Callable[..., Any], seed: int) -> tuple[Any, ...]:
+        """Q, K and V, ``[heads, seq, width]`` each, drawn by ``draw`` (``torch.rand``,
+        ``torch.randn``) from one generator seeded with ``seed``."""
+        import torch
+
+        generator = torch.Generator().manual_seed(seed)
+        return tuple(draw(self.heads, self.seq, self.width, generator=generator)
+                     for _ in range(3))
+
+    def workload(self, **more: Any) -> dict[str, Any]:
+        """The document's ``workload``: the block's size, then ``more``."""
+        return {"heads": self.heads, "seq": self.seq, "width": self.width, **more}
+
+
+def attention_shape(workload: dict[str, Any]) -> str:
+    """A workload's block for the markdown: ``8 heads × 16 tokens × width 8``."""
+    return f"{workload['heads']} heads × {workload['seq']} tokens × width {workload['width']}"
+
+
+def study_document(figure: str, preset: str, engine: str, workload: dict[str, Any],
+                   points: list[dict[str, Any]], start: float) -> dict[str, Any]:
+    """A preset study's document: what was measured, its points and the seconds since
+    ``start`` (a ``time.perf_counter()``)."""
+    return {"figure": figure, "preset": preset, "engine": engine, "workload": workload,
+            "points": points, "wall_seconds": round(time.perf_counter() - start, 1)}
+
+
+def new_figure(*args: Any, **kwargs: Any):
+    """``matplotlib.pyplot.subplots(*args, **kwargs)`` drawn off screen (the Agg backend):
+    ``(figure, axes)``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
 
 
 def write_study(figure: str, module, doc: dict, folder) -> dict[str, Path]:
