@@ -72,16 +72,18 @@ def clocks_2(a, sa, b, sb, ii, latency, caught_up, out, select):
 
 
 @njit(cache=True, nogil=True)
-def spacc_flush(cc, vc, crd, val, width, stamps, shift, track, out_code, out_crd, out_val,
-                out_time):
+def spacc_flush(cc, vc, crd, val, width, a, sa, b, sb, ii, latency, caught_up, track, out_code,
+                out_crd, out_val, out_time):
     """The outputs of an order-1 sparse accumulator: its pairs (``cc`` and ``vc`` both data,
     ``crd`` in ``[0, width)``) folded per flush (a stop ``S_k``, ``k >= 1``, of ``cc``) into
     float32 sums in arrival order (one addition per pair, as the reference), laid out as the
-    flush's coordinates in increasing order with their sums, then ``S(k-1)``, all stamped
-    ``stamps[flush] + shift``; then ``D`` stamped ``stamps[-1] + shift``. ``val`` holds a
-    scalar or a tile per token. The output arrays must hold every flush's entries (at most
-    its pairs, at most ``width``) and stop, and ``D``. Pairs after the last flush are never
-    emitted. Returns the number of output tokens and of pairs.
+    flush's coordinates in increasing order with their sums, then ``S(k-1)``, all stamped with
+    the flushing step's clock plus ``latency``; then ``D`` stamped likewise. The step clocks
+    are :func:`clocks_2`'s of the stamps ``a + sa`` and ``b + sb`` (one step per token, the
+    recurrence run in the same pass). ``val`` holds a scalar or a tile per token. The output
+    arrays must hold every flush's entries (at most its pairs, at most ``width``) and stop, and
+    ``D``. Pairs after the last flush are never emitted. Returns the number of output tokens,
+    of pairs, and the last step's stamp (``D``'s, the largest).
 
     ``track``: the coordinates a flush holds are noted as they arrive (without a branch: whether
     a key is new is often unpredictable) and sorted, or read off the table in order when they
@@ -90,11 +92,13 @@ def spacc_flush(cc, vc, crd, val, width, stamps, shift, track, out_code, out_crd
     sums = np.zeros((width,) + val.shape[1:], dtype=np.float32)
     mark = np.zeros(width, dtype=np.uint8)
     touched = np.empty(width + 1, dtype=np.int64)
-    f = 0
     nt = 0
     p = 0
     pairs = 0
+    clock = np.int64(-ii)
     for t in range(len(cc)):
+        x = max(np.int64(a[t]) + sa, np.int64(b[t]) + sb)
+        clock = x if caught_up or x > clock + ii else clock + ii
         code = cc[t]
         if code == DATA and vc[t] == DATA:
             pairs += 1
@@ -105,7 +109,7 @@ def spacc_flush(cc, vc, crd, val, width, stamps, shift, track, out_code, out_crd
             mark[c] = 1
             sums[c] += val[t]
         elif code >= 1:
-            stamp = stamps[f] + shift
+            stamp = clock + latency
             if track and nt * 32 < width:
                 touched[:nt].sort()
             else:
@@ -127,13 +131,12 @@ def spacc_flush(cc, vc, crd, val, width, stamps, shift, track, out_code, out_crd
             out_val[p] = 0
             out_time[p] = stamp
             p += 1
-            f += 1
             nt = 0
     out_code[p] = DONE
     out_crd[p] = 0
     out_val[p] = 0
-    out_time[p] = stamps[f] + shift
-    return p + 1, pairs
+    out_time[p] = clock + latency
+    return p + 1, pairs, clock + latency
 
 
 @njit(cache=True, nogil=True)
@@ -332,6 +335,15 @@ def count_equal(code, c):
 
 
 @njit(cache=True, nogil=True)
+def count_at_least(code, c):
+    """How many entries of ``code`` are at least ``c`` (one pass, no temporary)."""
+    n = 0
+    for i in range(len(code)):
+        n += code[i] >= c
+    return n
+
+
+@njit(cache=True, nogil=True)
 def positions_of(code, c):
     """The indices of the entries of ``code`` equal to ``c``, increasing (int64)."""
     out = np.empty(count_equal(code, c), dtype=np.int64)
@@ -361,3 +373,21 @@ def same_controls(cc, vc):
         if a != b and (a >= 0 or b >= 0 or a == DONE or b == DONE):
             return False
     return True
+
+
+@njit(cache=True, nogil=True)
+def gather_values(code, refs, vals, out):
+    """An array block's loads: ``out[i] = vals[refs[i]]`` for every token (a control's payload,
+    usually 0, reads a value no one uses), 0 where ``code`` is ``N``, in one pass that also
+    checks the references. Returns the number of data tokens, or -1 as soon as a reference
+    falls outside ``vals`` (``out`` then partly written; the caller takes another path)."""
+    n = len(vals)
+    loads = 0
+    for i in range(len(code)):
+        r = refs[i]
+        if r < 0 or r >= n:
+            return -1
+        k = code[i]
+        out[i] = vals[r] if k != EMPTY else 0
+        loads += k == DATA
+    return loads

@@ -22,11 +22,12 @@ from fuseflow.sim.engines.fast_stream import (
     Stream,
     absent_as_zero,
     arrival_max,
+    check_stamps,
     coordinate_dtype,
     ends_with_done,
     finish,
-    follow_stamps_at,
     from_tokens,
+    lockstep_precheck,
     step_stamps,
 )
 from fuseflow.sim.engines.fast_values import fold_by_key
@@ -66,9 +67,8 @@ def spacc(ctx, ins):
         return _spacc_outer(ctx, ins, order)
     crd, val = ins
     cc, vc, keys = crd.code, val.code, crd.data
-    fidx = np.flatnonzero(cc >= 1)  # flushes
-    # stamps of the flushing steps and of D's (the only steps that emit)
-    stamps, shift = follow_stamps_at(ctx, [crd, val], np.append(fidx, len(cc) - 1))
+    # the clocks run in the accumulator's pass (stamps are needed at flushes and D only)
+    caught_up = lockstep_precheck(ctx, crd, val)
     low, high = int(keys.min()), int(keys.max())  # controls' payloads too (usually 0)
     entry = None
     if low < 0:
@@ -87,7 +87,7 @@ def spacc(ctx, ins):
     width = high + 1 if names is None else max(len(names), 1)
     # entries: at most the pairs (data tokens) and the keys per flush; the arrays' pages past
     # the entries are never touched
-    nflush = len(fidx)
+    nflush = int(fast_native.count_at_least(cc, 1))  # flushes
     bound = min(len(cc) - nflush - 1, nflush * width) + nflush + 1
     out_code = np.empty(bound, dtype=CODE_DTYPE)
     out_crd = np.empty(bound, dtype=coordinate_dtype(high + 1))
@@ -95,15 +95,17 @@ def spacc(ctx, ins):
     out_time = np.empty(bound, dtype=TIME_DTYPE)
     values = val.data.astype(np.float32, copy=False)  # as the reference adds
     track = nflush * width > 4 * len(cc)  # else every flush reads the table: fewer keys than pairs
-    total, pairs = fast_native.spacc_flush(cc, vc, keys, values, width, stamps, shift, track,
-                                           out_code, out_crd, out_val, out_time)
+    total, pairs, last = fast_native.spacc_flush(
+        cc, vc, keys, values, width, crd.base, crd.shift, val.base, val.shift, ctx.ii,
+        ctx.latency, caught_up, track, out_code, out_crd, out_val, out_time)
+    check_stamps(int(last))
     ctx.stats.ops += int(pairs) * tile
     out_code, out_crd, out_val, out_time = (a[:total] for a in (out_code, out_crd, out_val, out_time))
     if names is not None:
         data = out_code == DATA
         out_crd[data] = names[out_crd[data]]
     outs = [Stream(out_code, out_crd, out_time), Stream(out_code, out_val, out_time)]
-    return finish(ctx, ins, outs, None, steps=len(cc), last=int(stamps[-1]) + shift - ctx.latency)
+    return finish(ctx, ins, outs, None, steps=len(cc), last=int(last) - ctx.latency)
 
 
 def _spacc_outer(ctx, ins, n: int):

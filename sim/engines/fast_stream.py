@@ -420,6 +420,25 @@ def follow_stamps_at(ctx, streams: list[Stream], select: np.ndarray) -> tuple[np
                      gap is not None and gap >= ctx.ii, select), 0
 
 
+def lockstep_precheck(ctx, a: Stream, b: Stream) -> bool:
+    """The stamp checks :func:`follow_stamps_at` makes before its clocks, for a kernel that runs
+    the clock recurrence of ``a`` and ``b`` read in lock step itself (``fast_native``'s
+    ``clocks_2`` inline); returns its ``caught_up`` flag. The kernel's last clock is checked
+    after (``check_stamps``)."""
+    gap = joint_gap([a, b])
+    caught_up = gap is not None and gap >= ctx.ii
+    if caught_up and len(a) and a.base is b.base:  # the stamps are the shared ones, shifted
+        check_stamps(int(a.base[-1]) + max(a.shift, b.shift) + ctx.latency)
+        return caught_up
+    n = len(a)
+    if n:
+        check_stamps(ctx.ii * n + max(0, a.shift, b.shift))
+        for s in (a, b):
+            if s.base.dtype != TIME_DTYPE:
+                check_stamps(int(s.base.max()) + s.shift + ctx.ii * n + ctx.latency)
+    return caught_up
+
+
 def joint_gap(streams: list[Stream]) -> int | None:
     """The stamp gap of the running maximum over streams read one token each per step (None if
     some stream's stamps may decrease): the maximum of gapped sequences keeps the least gap."""

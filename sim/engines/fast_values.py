@@ -14,6 +14,7 @@ import numpy as np
 from fuseflow.dialects.tiles import TileSpec
 from fuseflow.sim.blocks import tiles
 from fuseflow.sim.blocks.alu import ABSENT_ANNIHILATES, ALU_OPS, BINARY, SCALAR, SCALAR_BINARY, UNARY
+from fuseflow.sim.engines import fast_native
 from fuseflow.sim.engines.fast_reduce import fold_by_key, reduce  # noqa: F401 (the block table's)
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream, copy_of, ends_with_done,
@@ -91,15 +92,7 @@ def repsiggen(ctx, ins):
 
 
 GATHER_CHUNK = 1 << 16
-"""Indices per slice of a gather (``np.take`` converts each slice's indices to intp)."""
-
-
-def _gather(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``table[idx]``, one slice at a time (faster than fancy indexing, no full-size index copy)."""
-    out = np.empty(len(idx), dtype=table.dtype)
-    for lo in range(0, len(idx), GATHER_CHUNK):
-        np.take(table, idx[lo:lo + GATHER_CHUNK], out=out[lo:lo + GATHER_CHUNK])
-    return out
+"""Rows per slice of a dense scan's row gather (:func:`_row_values`)."""
 
 
 def _row_values(vals: np.ndarray, refs: np.ndarray, n: int) -> np.ndarray | None:
@@ -138,16 +131,18 @@ def array(ctx, ins):
                       shift=shift)
     if s.data.dtype.kind != "i":
         return None
-    loads = count_code(code, DATA)
-    if len(vals) and 0 <= s.data.min() and s.data.max() < len(vals):  # controls hold valid refs too (usually 0)
-        out = _gather(vals, s.data)  # a control's payload is never read
-    else:
+    out = np.empty(len(s), dtype=vals.dtype)
+    # controls hold valid refs too (usually 0): one compiled pass loads (a control's payload is
+    # never read), zeroes N (it stays N, 0.0: it annihilates in the ALU) and counts the loads
+    loads = int(fast_native.gather_values(code, s.data, vals, out)) if len(vals) else -1
+    if loads < 0:
+        loads = count_code(code, DATA)
         data = code == DATA
         if loads and (s.data.min(where=data, initial=0) < 0 or s.data.max(where=data, initial=0) >= len(vals)):
             return None
         out = vals[np.where(data, s.data, 0)] if len(vals) else np.zeros(len(s), dtype=f32)
-    if count_code(code, EMPTY_CODE):
-        out[code == EMPTY_CODE] = 0.0          # N stays N (0.0): it annihilates in the ALU
+        if count_code(code, EMPTY_CODE):
+            out[code == EMPTY_CODE] = 0.0
     ctx.stats.val_reads += loads
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, _gap(ctx, s), stamps=stamps, shift=shift)
 

@@ -90,18 +90,29 @@ def test_accumulator_kernel_folds_in_arrival_order(data, tile, track):
     crd = np.array(crds + [0], dtype=np.int16)
     val = np.concatenate([vals, np.zeros((1,) + tile, np.float32)])
     flushes, pairs = _accumulate(cc.tolist(), vc.tolist(), crd.tolist(), list(val))
-    stamps = np.arange(len(flushes) + 1, dtype=np.int32) * 10
+    # the step clocks of two stamp streams read in lock step, computed in the same pass
+    ii, latency, (sa, sb) = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3)), (2, 5)
+    a = np.array(data.draw(st.lists(st.integers(0, 90), min_size=n + 1, max_size=n + 1)), np.int32)
+    b = np.array(data.draw(st.lists(st.integers(0, 90), min_size=n + 1, max_size=n + 1)), np.int32)
+    caught_up = data.draw(st.booleans())
+    if caught_up:  # what the flag promises: non-decreasing arrivals at least ii apart
+        a, b = np.cumsum(a % 3 + ii).astype(np.int32), np.cumsum(b % 3 + ii).astype(np.int32)
+    clocks = _recurrence(np.maximum(a.astype(np.int64) + sa, b.astype(np.int64) + sb).tolist(),
+                         ii, latency, caught_up)
+    flush_stamps = [clocks[t] for t, code in enumerate(cc.tolist()) if code >= 1]
     bound = n + 1  # room for more than the entries: the rest is left alone
     out_code, out_crd = np.empty(bound, np.int8), np.empty(bound, np.int16)
     out_val, out_time = np.empty((bound,) + tile, np.float32), np.empty(bound, np.int32)
-    total, got_pairs = fast_native.spacc_flush(cc, vc, crd, val, width, stamps, 3, track,
-                                               out_code, out_crd, out_val, out_time)
+    total, got_pairs, last = fast_native.spacc_flush(
+        cc, vc, crd, val, width, a, sa, b, sb, ii, latency, caught_up, track,
+        out_code, out_crd, out_val, out_time)
     assert got_pairs == pairs
+    assert last == clocks[-1]
     want = []
-    for f, (code, table) in enumerate(flushes):
-        want += [(-1, c, table[c].tobytes(), 10 * f + 3) for c in sorted(table)]
-        want.append((code - 1, 0, np.zeros(tile, np.float32).tobytes(), 10 * f + 3))
-    want.append((-3, 0, np.zeros(tile, np.float32).tobytes(), 10 * len(flushes) + 3))
+    for (code, table), stamp in zip(flushes, flush_stamps):
+        want += [(-1, c, table[c].tobytes(), stamp) for c in sorted(table)]
+        want.append((code - 1, 0, np.zeros(tile, np.float32).tobytes(), stamp))
+    want.append((-3, 0, np.zeros(tile, np.float32).tobytes(), clocks[-1]))
     got = zip(out_code[:total].tolist(), out_crd[:total].tolist(), out_val, out_time[:total].tolist())
     assert [(a, b, c.tobytes(), d) for a, b, c, d in got] == want
 
@@ -177,6 +188,7 @@ def test_repeat_layout_repeats_units_and_closes_them():
 def test_codes_are_counted_and_found():
     code = np.array([-1, 0, -2, -1, 1, -3], np.int8)
     assert [fast_native.count_equal(code, c) for c in (-3, -2, -1, 0, 1, 2)] == [1, 1, 2, 1, 1, 0]
+    assert [fast_native.count_at_least(code, c) for c in (-3, 0, 1, 2)] == [6, 2, 1, 0]
     assert [fast_native.positions_of(code, c).tolist() for c in (-1, 2)] == [[0, 3], []]
 
 
@@ -187,3 +199,21 @@ def test_control_structures_are_compared():
     assert not fast_native.same_controls(crd, np.array([-1, -2, 0, -1, -1, -3], np.int8))
     assert not fast_native.same_controls(crd, np.array([-1, -2, 0, -1, 1, -1], np.int8))
     assert fast_native.contains(crd, -2) and not fast_native.contains(crd, 2)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data(), st.sampled_from([np.int16, np.int32, np.int64]))
+def test_array_loads_gather_zero_n_and_count_or_decline(data, dtype):
+    n = data.draw(st.integers(0, 30))
+    vals = np.array(data.draw(st.lists(st.floats(-1e6, 1e6, width=32), max_size=8)), np.float32)
+    codes = data.draw(st.lists(st.sampled_from([-1, -1, -2, 0, 1, -3]), min_size=n, max_size=n))
+    refs = np.array(data.draw(st.lists(st.integers(-2, 9), min_size=n, max_size=n)), dtype)
+    code = np.array(codes, np.int8)
+    out = np.empty(n, np.float32)
+    got = fast_native.gather_values(code, refs, vals, out)
+    if any(not 0 <= r < len(vals) for r in refs.tolist()):
+        assert got == -1
+        return
+    assert got == codes.count(-1)
+    want = [0.0 if c == -2 else vals[r] for c, r in zip(codes, refs.tolist())]
+    assert np.array_equal(out, np.array(want, np.float32))
