@@ -391,3 +391,25 @@ def gather_values(code, refs, vals, out):
         out[i] = vals[r] if k != EMPTY else 0
         loads += k == DATA
     return loads
+
+
+@njit(cache=True, nogil=True)
+def fiber_sums(code, vals, compact, out, seen):
+    """A sum reducer's fold: the values of fiber ``g`` (the data tokens of ``code`` between its
+    ``g``-th and ``g+1``-th stop ``S_k``, ``k >= 0``) added in arrival order in float32 into
+    ``out[g]`` (zeros on entry; rows of the tile's elements, ``(fibers + 1, size)``: values
+    after the last stop go to the last row), and ``seen[g]`` set. ``vals`` is ``(tokens,
+    size)``: a row per token of ``code``, or per data token only when ``compact``."""
+    g = 0
+    j = 0
+    size = out.shape[1]
+    for t in range(len(code)):
+        k = code[t]
+        if k == DATA:
+            row = j if compact else t
+            for e in range(size):
+                out[g, e] += np.float32(vals[row, e])
+            seen[g] = 1
+            j += 1
+        elif k >= 0:
+            g += 1

@@ -21,6 +21,7 @@ import numpy as np
 from fuseflow.dialects.tiles import TileSpec
 from fuseflow.sim.blocks import tiles
 from fuseflow.sim.blocks.reduce import REDUCE_KINDS
+from fuseflow.sim.engines import fast_native
 from fuseflow.sim.engines.fast_stream import (
     CODE_DTYPE,
     DATA,
@@ -29,6 +30,7 @@ from fuseflow.sim.engines.fast_stream import (
     TIME_DTYPE,
     Stream,
     absent_as_zero,
+    count_code,
     ends_with_done,
     finish,
     has_repeat,
@@ -104,9 +106,11 @@ def _fiber_results(ctx, s: Stream, kind: str, sidx: np.ndarray):
     """Per stop of ``s`` (positions ``sidx``), its fiber's result (0.0 for an empty fiber),
     whether the fiber held a value, and the operations; None if the tiles are malformed."""
     code = s.code
+    tiled = "tiles" in ctx.block.attrs
+    if kind == "sum" and not tiled:  # one compiled pass, no index or value copies
+        return _fiber_sums(code, s.data, len(sidx))
     data_idx = np.flatnonzero(code == DATA)
     vals = s.data[data_idx].astype(f32)
-    tiled = "tiles" in ctx.block.attrs
     if tiled:  # tiles reduced over their own axes first, as the reference does one by one
         tin, tout = (tuple(ctx.block.attrs["tiles"][i][0]) for i in (0, 1))
         if vals.shape[1:] != tin:  # a payload without tiles: controls only, or N only
@@ -119,6 +123,10 @@ def _fiber_results(ctx, s: Stream, kind: str, sidx: np.ndarray):
         if vals.shape[1:] != tout:
             return None
     nstops = len(sidx)
+    size = int(np.prod(ctx.block.attrs["tiles"][0][0], dtype=np.int64)) if tiled else 1
+    if kind == "sum":
+        results, seen, _ = _fiber_sums(code, vals, nstops, compact=True)
+        return results, seen, len(data_idx) * size
     # values of fiber g are the data tokens between stop g-1 and stop g; values after the last
     # stop fold into fiber nstops, which no stop emits
     fiber_of_data = np.cumsum(code >= 0)[data_idx]
@@ -126,9 +134,22 @@ def _fiber_results(ctx, s: Stream, kind: str, sidx: np.ndarray):
     folded = fold_by_key(vals, fiber_of_data, nstops + 1, ufunc, init)[:nstops]
     seen = np.bincount(fiber_of_data, minlength=nstops + 1)[:nstops] > 0
     results = np.where(seen.reshape((-1,) + (1,) * (folded.ndim - 1)), folded, f32(0.0)).astype(f32)
-    size = int(np.prod(ctx.block.attrs["tiles"][0][0], dtype=np.int64)) if tiled else 1
     ops = len(data_idx) * size
     return results, seen, ops
+
+
+def _fiber_sums(code: np.ndarray, vals: np.ndarray, nstops: int, compact: bool = False):
+    """:func:`_fiber_results` of a sum (``fast_native.fiber_sums``): the float32 sums in arrival
+    order (0.0 for an empty fiber, the fold's start), whether each fiber held a value, and the
+    additions (one per data token). ``vals``: a value per token of ``code``, or, ``compact``,
+    per data token only (tiles already reduced over their own axes)."""
+    tile = vals.shape[1:]
+    size = int(np.prod(tile, dtype=np.int64))
+    out = np.zeros((nstops + 1, size), dtype=f32)
+    seen = np.zeros(nstops + 1, dtype=np.uint8)
+    fast_native.fiber_sums(code, vals.reshape(len(vals), size), compact, out, seen)
+    ops = count_code(code, DATA)
+    return out[:nstops].reshape((nstops,) + tile), seen[:nstops].view(bool), ops
 
 
 def outer_units(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -217,3 +217,27 @@ def test_array_loads_gather_zero_n_and_count_or_decline(data, dtype):
     assert got == codes.count(-1)
     want = [0.0 if c == -2 else vals[r] for c, r in zip(codes, refs.tolist())]
     assert np.array_equal(out, np.array(want, np.float32))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data(), st.sampled_from([1, 3]), st.booleans())
+def test_fiber_sum_kernel_adds_each_fibers_values_in_arrival_order(data, size, compact):
+    n = data.draw(st.integers(0, 40))
+    codes = data.draw(st.lists(st.sampled_from([-1, -1, -1, 0, 1, 2, -3]), min_size=n, max_size=n))
+    rows = codes.count(-1) if compact else n
+    floats = st.lists(st.floats(-1e6, 1e6, width=32), min_size=rows * size, max_size=rows * size)
+    vals = np.array(data.draw(floats), np.float32).reshape(rows, size)
+    stops = sum(c >= 0 for c in codes)
+    want = [np.zeros(size, np.float32) for _ in range(stops + 1)]
+    seen, g, j = [0] * (stops + 1), 0, 0
+    for t, c in enumerate(codes):
+        if c == -1:
+            for e in range(size):  # one float32 addition per element, in order
+                want[g][e] = np.float32(want[g][e] + vals[j if compact else t, e])
+            seen[g], j = 1, j + 1
+        elif c >= 0:
+            g += 1
+    out, got_seen = np.zeros((stops + 1, size), np.float32), np.zeros(stops + 1, np.uint8)
+    fast_native.fiber_sums(np.array(codes, np.int8), vals, compact, out, got_seen)
+    assert out.tobytes() == np.array(want, np.float32).reshape(stops + 1, size).tobytes()
+    assert got_seen.tolist() == seen
