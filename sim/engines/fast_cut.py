@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuseflow.sim.blocks.joiner import ref_ports
+from fuseflow.sim.engines import fast_native
 from fuseflow.sim.engines.fast_reduce import outer_units
 from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, REPEAT_CODE, Stream, with_done
 
@@ -86,8 +87,7 @@ def _scan(ctx, streams, avail):
 
 def _last_stop(code: np.ndarray, k: int, low: int = 0) -> int:
     """One past the last stop ``S_j`` (``j >= low``) among the first ``k`` codes, or 0."""
-    hits = np.flatnonzero(code[:k] >= low)
-    return int(hits[-1]) + 1 if len(hits) else 0
+    return int(fast_native.last_at_least(code, k, low))
 
 
 def _reduce(ctx, streams, avail):
@@ -162,8 +162,10 @@ def _walk(lead: Stream, lead_avail: int, src: Stream, src_avail: int, lead_first
     its head) and ``D`` after it, the unit itself staying pending.
     """
     lcode = lead.code[:lead_avail]
-    closes = np.flatnonzero(lcode == close) if close is not None else np.flatnonzero(lcode >= 0)
     heads, complete = _units(src.code, src_avail)
+    # the closing tokens of the complete units and of the next: no more are read
+    closes = fast_native.first_positions(lcode, 0 if close is None else close, close is None,
+                                         complete + 1)
     q = min(len(closes), complete)
     lead_used = int(closes[q - 1]) + 1 if q else 0
     src_used = int(heads[q]) if q < len(heads) else src_avail

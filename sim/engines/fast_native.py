@@ -19,6 +19,8 @@ from numba import njit
 DATA, EMPTY, DONE = -1, -2, -3
 """The token codes the kernels read and write (``fast_stream.DATA``, ``EMPTY_CODE`` and
 ``DONE_CODE``; the kernels are compiled with these values)."""
+REPEAT = -4
+"""``fast_stream.REPEAT_CODE``."""
 
 
 @njit(cache=True, nogil=True)
@@ -413,3 +415,92 @@ def fiber_sums(code, vals, compact, out, seen):
             j += 1
         elif k >= 0:
             g += 1
+
+
+@njit(cache=True, nogil=True)
+def first_positions(code, c, at_least, m):
+    """The indices of the first ``m`` (at most) entries of ``code`` equal to ``c`` (or, with
+    ``at_least``, at least ``c``), increasing (int64); stops at the ``m``-th."""
+    out = np.empty(max(min(m, len(code)), 0), dtype=np.int64)
+    k = 0
+    for i in range(len(code)):
+        if k >= len(out):
+            break
+        x = code[i]
+        if x == c or (at_least and x >= c):
+            out[k] = i
+            k += 1
+    return out[:k]
+
+
+@njit(cache=True, nogil=True)
+def last_at_least(code, k, low):
+    """One past the last index ``i < k`` with ``code[i] >= low``, or 0 (read backwards)."""
+    for i in range(min(k, len(code)) - 1, -1, -1):
+        if code[i] >= low:
+            return i + 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def signal_stops(sig, owner, out):
+    """A repeater's checks on its signals ``sig`` against the units of its input: every signal
+    but the last is ``R`` or ``S0`` (code 0), the last is ``D``; ``S0`` number ``u`` closes unit
+    ``u`` (``out[u]``: its index; ``out`` holds one per unit but the last, ``D``'s), an ``R``
+    repeats the current unit, which must own a fiber (``owner[u]``: a data or ``N`` head), and
+    none comes after the last unit's ``S0``. Returns whether the signals pass (``out`` is
+    complete then)."""
+    units = len(out)
+    n = len(sig)
+    if n == 0 or sig[n - 1] != DONE:
+        return False
+    k = 0
+    for t in range(n - 1):
+        x = sig[t]
+        if x == 0:
+            if k >= units:
+                return False
+            out[k] = t
+            k += 1
+        elif x == REPEAT:
+            if k >= units or not owner[k]:
+                return False
+        else:
+            return False
+    return k == units
+
+
+@njit(cache=True, nogil=True)
+def span_stats(lo, hi):
+    """Over the spans ``lo[i] .. hi[i] - 1``: their total length, the least length (0 if none),
+    the largest ``hi[i] - 1`` of a non-empty span and how many are non-empty (one pass)."""
+    total = 0
+    least = 0
+    top = 0
+    nonempty = 0
+    for i in range(len(lo)):
+        n = np.int64(hi[i]) - np.int64(lo[i])
+        total += n
+        if i == 0 or n < least:
+            least = n
+        if n > 0:
+            end = np.int64(hi[i]) - 1
+            if nonempty == 0 or end > top:
+                top = end
+            nonempty += 1
+    return total, least, top, nonempty
+
+
+@njit(cache=True, nogil=True)
+def segment_bounds(pos, refs, lo, hi):
+    """``lo[i] = pos[refs[i]]`` and ``hi[i] = pos[refs[i] + 1]`` (a compressed level's fiber
+    under each reference); False as soon as a reference has no segment (``lo``, ``hi`` then
+    partly written)."""
+    n = len(pos) - 1
+    for i in range(len(refs)):
+        r = refs[i]
+        if r < 0 or r >= n:
+            return False
+        lo[i] = pos[r]
+        hi[i] = pos[r + 1]
+    return True

@@ -14,8 +14,8 @@ import numpy as np
 from fuseflow.sim.blocks.scan import scanned_level
 from fuseflow.sim.engines import fast_native
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, EMPTY_CODE, REPEAT_CODE, TIME_DTYPE, Stream,
-    check_stamps, code_positions, coordinate_dtype, count_code, ends_with_done, ensure_memory,
+    CODE_DTYPE, DATA, EMPTY_CODE, TIME_DTYPE, Stream,
+    check_stamps, coordinate_dtype, count_code, ends_with_done, ensure_memory,
     finish, has_repeat, index_dtype,
 )
 
@@ -75,19 +75,20 @@ def scan(ctx, ins):
     else:
         tree, lvl, fmt = level
         lo, hi, starts = _fiber_bounds(tree, lvl, refs)
-        if tree.pos[lvl] is not None and len(refs):  # the level's entries under the references
-            entries = hi - lo if starts is None else tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]
-            ensure_memory(ctx, int(entries.sum()), SCAN_BYTES_PER_TOKEN)
         table = tree.crd[lvl]
         ref_dtype = None
-    lengths = hi - lo
-    if len(lengths) and lengths.min() < 0:
+    # one pass: the coordinates, the shortest fiber, the last child of a non-empty one
+    ncrd, shortest, top, nonempty = (int(x) for x in fast_native.span_stats(lo, hi))
+    if size is None and tree.pos[lvl] is not None and len(refs):  # the entries under the refs
+        entries = ncrd if starts is None else int((tree.pos[lvl][refs + 1] - tree.pos[lvl][refs]).sum())
+        ensure_memory(ctx, entries, SCAN_BYTES_PER_TOKEN)
+    if len(lo) and shortest < 0:
         return None  # a malformed level: the reference reports it
     if size is None and fmt != "singleton":
         ctx.stats.ref_reads += 2 * len(refs)
     if ref_dtype is None:
-        ref_dtype = index_dtype(int((hi[lengths > 0] - 1).max()) if np.any(lengths) else 0)
-    return _scan_layout(ctx, ins, absorbed, lo, hi, lengths, ref_dtype, size, table, starts)
+        ref_dtype = index_dtype(top if nonempty else 0)
+    return _scan_layout(ctx, ins, absorbed, lo, hi, ncrd, ref_dtype, size, table, starts)
 
 
 def _fiber_bounds(tree, level: int, refs: np.ndarray
@@ -104,7 +105,10 @@ def _fiber_bounds(tree, level: int, refs: np.ndarray
             lo = refs.astype(np.int64)
             hi = lo + 1
     else:
-        lo, hi = tree.pos[level][refs], tree.pos[level][refs + 1]
+        pos = tree.pos[level]
+        lo, hi = np.empty(len(refs), pos.dtype), np.empty(len(refs), pos.dtype)
+        if not fast_native.segment_bounds(pos, refs, lo, hi):  # numpy's indexing, its errors
+            lo, hi = pos[refs], pos[refs + 1]
     if not fmt.groups(level):
         return lo, hi, None
     starts = tree._run_starts(level)
@@ -134,7 +138,7 @@ def _level_range(crd: np.ndarray) -> tuple[int, int]:
 _NO_TABLE = np.zeros(0, dtype=np.int64)
 
 
-def _scan_layout(ctx, ins, absorbed, lo, hi, lengths, ref_dtype, size, table, starts):
+def _scan_layout(ctx, ins, absorbed, lo, hi, ncrd, ref_dtype, size, table, starts):
     """A scan's outputs, laid out per input token in one compiled pass
     (``fast_native.scan_layout``): a data token's fiber (its children ``lo .. hi - 1``) and
     close, ``N`` and close, a bare stop's ``S(k+1)``, ``D``; the coordinates read from the
@@ -143,7 +147,6 @@ def _scan_layout(ctx, ins, absorbed, lo, hi, lengths, ref_dtype, size, table, st
     s = ins[0]
     code = s.code
     ii, lat = ctx.ii, ctx.latency
-    ncrd = int(lengths.sum())
     # one step per coordinate, per unit (the tokens not absorbed) and per N (its close)
     total = len(code) - int(np.count_nonzero(absorbed)) + ncrd + count_code(code, EMPTY_CODE)
     check_stamps(ii * total)
@@ -208,17 +211,15 @@ def repeat(ctx, ins):
     owner, absorbed = unit_heads(src.code)
     heads = np.flatnonzero(~absorbed)  # one per unit, D last
     scode = sig.code
-    sidx = code_positions(scode, 0)
-    if len(sidx) != len(heads) - 1 or count_code(scode, REPEAT_CODE) + len(sidx) + 1 != len(scode):
-        return None  # signals other than R, S0 and a final D; or not one S per unit
-    lengths = np.diff(sidx, prepend=-1, append=len(scode) - 1)  # signals per unit: its R's, then S (or D)
-    if lengths[-1] != 1 or np.any((lengths[:-1] > 1) & ~owner[heads[:-1]]):
-        return None  # R while the input holds a stop or D
+    owns = owner[heads[:-1]]
+    sidx = np.empty(len(heads) - 1, dtype=np.int64)  # each unit's S signal
+    if not fast_native.signal_stops(scode, owns, sidx):
+        return None  # signals other than R, S0 and a final D; not one S per unit; R on a stop or D
     out_code = np.empty(len(scode), dtype=CODE_DTYPE)
     out_data = np.empty((len(scode),) + src.data.shape[1:], dtype=src.data.dtype)  # tiles: whole tiles
     fast_native.repeat_layout(src.code, src.data, heads, sidx, out_code, out_data)
     # every step peeks its unit's head; S after a data head also peeks the next input token
-    stamps, shift = unit_stamps(ctx, sig, src, heads, sidx, owner[heads[:-1]])
+    stamps, shift = unit_stamps(ctx, sig, src, heads, sidx, owns)
     return finish(ctx, ins, [Stream(out_code, out_data, stamps, shift=shift)], None, ctx.ii, stamps=stamps,
                   shift=shift)
 

@@ -11,8 +11,8 @@ from fuseflow.sim.engines import fast_native, fast_stream
 
 
 def test_kernel_codes_are_the_stream_codes():
-    assert (fast_native.DATA, fast_native.EMPTY, fast_native.DONE) == (
-        fast_stream.DATA, fast_stream.EMPTY_CODE, fast_stream.DONE_CODE)
+    assert (fast_native.DATA, fast_native.EMPTY, fast_native.DONE, fast_native.REPEAT) == (
+        fast_stream.DATA, fast_stream.EMPTY_CODE, fast_stream.DONE_CODE, fast_stream.REPEAT_CODE)
 
 
 def _recurrence(arrival, ii, latency, caught_up):
@@ -241,3 +241,61 @@ def test_fiber_sum_kernel_adds_each_fibers_values_in_arrival_order(data, size, c
     fast_native.fiber_sums(np.array(codes, np.int8), vals, compact, out, got_seen)
     assert out.tobytes() == np.array(want, np.float32).reshape(stops + 1, size).tobytes()
     assert got_seen.tolist() == seen
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([-4, -3, -2, -1, 0, 1, 2]), max_size=30), st.integers(0, 3),
+       st.integers(0, 35), st.integers(0, 33))
+def test_positions_are_found_from_either_end(codes, c, m, k):
+    code = np.array(codes, np.int8)
+    equal = [i for i, x in enumerate(codes) if x == c]
+    above = [i for i, x in enumerate(codes) if x >= c]
+    assert fast_native.first_positions(code, c, False, m).tolist() == equal[:m]
+    assert fast_native.first_positions(code, c, True, m).tolist() == above[:m]
+    before = [i for i in above if i < k]
+    assert fast_native.last_at_least(code, k, c) == (before[-1] + 1 if before else 0)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.sampled_from([-4, -4, 0, 0, -3, -1]), max_size=20), st.data())
+def test_signal_checks_find_each_units_stop(signals, data):
+    units = data.draw(st.integers(0, 6))
+    owner = np.array(data.draw(st.lists(st.booleans(), min_size=units, max_size=units)), bool)
+    # the definition: R and S0 only, then D; one S0 per unit; no R on a unit without a fiber,
+    # nor after the last unit's S0
+    stops = [t for t, x in enumerate(signals) if x == 0]
+    ok = (bool(signals) and signals[-1] == -3 and all(x in (-4, 0) for x in signals[:-1])
+          and len(stops) == units)
+    if ok:
+        unit = 0
+        for x in signals[:-1]:
+            if x == 0:
+                unit += 1
+            elif unit >= units or not owner[unit]:
+                ok = False
+    out = np.empty(units, np.int64)
+    assert fast_native.signal_stops(np.array(signals, np.int8), owner, out) == ok
+    if ok:
+        assert out.tolist() == stops
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 40), st.integers(-3, 6)), max_size=20))
+def test_span_statistics(spans):
+    lo = np.array([a for a, _ in spans], np.int64)
+    hi = np.array([a + n for a, n in spans], np.int32)
+    lengths = [n for _, n in spans]
+    ends = [a + n - 1 for a, n in spans if n > 0]
+    assert fast_native.span_stats(lo, hi) == (
+        sum(lengths), min(lengths, default=0), max(ends, default=0), len(ends))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=12), st.lists(st.integers(-2, 12), max_size=12))
+def test_segment_bounds_read_a_levels_positions(pos, refs):
+    pos, refs = np.array(sorted(pos), np.int64), np.array(refs, np.int32)
+    lo, hi = np.empty(len(refs), np.int64), np.empty(len(refs), np.int64)
+    ok = fast_native.segment_bounds(pos, refs, lo, hi)
+    assert ok == all(0 <= r < len(pos) - 1 for r in refs.tolist())
+    if ok:
+        assert lo.tolist() == pos[refs].tolist() and hi.tolist() == pos[refs + 1].tolist()

@@ -1,0 +1,67 @@
+"""CPU seconds of one published point's simulation on the fast engine, and a digest of what it
+produced (cycles, outputs, every kernel's per-block statistics), to compare engine versions.
+
+Sets the host-heap policy the ``fuseflow`` command uses, builds and compiles the application,
+then times ``compiled.simulate(..., engine="fast")`` alone (``time.process_time``: CPU seconds,
+less sensitive than wall time to the other jobs of a shared machine). Two engine versions give
+the same digest exactly when their cycles, outputs and statistics agree bit for bit.
+
+    python bench/bench_sim_point.py gcn dblp full                 # published preset
+    python bench/bench_sim_point.py gpt3 b16 partial --preset small
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+import warnings
+
+
+def digest(result) -> str:
+    """SHA-256 (16 hex digits) of the cycles, the outputs' bytes and every block's statistics."""
+    import numpy as np
+
+    h = hashlib.sha256(repr(result.cycles).encode())
+    for out in result.outputs:
+        h.update(np.ascontiguousarray(out.detach().numpy()).tobytes())
+    for name, kernel in result.stats.items():
+        h.update(name.encode())
+        h.update(repr(kernel.cycles).encode())
+        for block in sorted(kernel.blocks):
+            h.update(json.dumps(kernel.blocks[block].to_dict(), sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("app")
+    parser.add_argument("dataset")
+    parser.add_argument("fusion")
+    parser.add_argument("--preset", default="published")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore")
+    from fuseflow.sim.engines.host_heap import keep_freed_memory
+
+    keep_freed_memory()
+    import torch
+
+    import fuseflow
+    from fuseflow.apps import get_application
+
+    app = get_application(args.app)
+    model, inputs = app.build(args.preset, args.dataset, 0)
+    plan = app.plan(model)
+    with torch.no_grad():
+        compiled = fuseflow.compile(model, inputs, plan.schedule(args.fusion), plan=plan)
+    start = time.process_time()
+    result = compiled.simulate(*inputs, engine="fast")
+    cpu = time.process_time() - start
+    print(json.dumps({"point": f"{args.app} {args.dataset} {args.fusion} {args.preset}",
+                      "cycles": int(result.cycles), "cpu_s": round(cpu, 2),
+                      "digest": digest(result)}))
+
+
+if __name__ == "__main__":
+    main()
