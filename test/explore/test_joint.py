@@ -5,21 +5,11 @@ candidate kernels once."""
 
 import pytest
 
-import fuseflow
-from fuseflow.apps import APPLICATIONS
 from fuseflow.explore.evaluate import KernelEvaluator, pareto
 from fuseflow.explore.explorer import MAX_CHAINS, search_variants, variants
 from fuseflow.explore.joint import joint_graph
 from fuseflow.explore.reassociate import chains
 from fuseflow.explore.search import exhaustive
-
-
-@pytest.fixture(scope="module")
-def gcn():
-    app = APPLICATIONS["gcn"]
-    model, inputs = app.build("tiny")
-    plan = app.plan(model)
-    return fuseflow.Program(model, inputs, plan), inputs, plan
 
 
 def _costs(front):
@@ -28,7 +18,7 @@ def _costs(front):
 
 @pytest.fixture(scope="module")
 def searched(gcn):
-    program, inputs, plan = gcn
+    _, inputs, plan, program = gcn           # GCN tiny (conftest.py)
     return {joint: search_variants(program, inputs, orders=3, joint=joint,
                                    formats=plan.formats()) for joint in (True, False)}
 
@@ -47,7 +37,7 @@ def test_joint_search_equals_the_per_variant_searches(searched):
 
 
 def test_joint_search_equals_exhaustive_enumeration_of_every_variant(gcn, searched):
-    program, inputs, plan = gcn
+    _, inputs, plan, program = gcn
     everything, first = [], None
     for _, variant in variants(program):
         from fuseflow.explore.opgraph import program_graph
@@ -67,7 +57,7 @@ def test_joint_search_equals_exhaustive_enumeration_of_every_variant(gcn, search
 
 
 def test_joint_graph_names_chain_units_per_association(gcn):
-    program, *_ = gcn
+    *_, program = gcn
     found = chains(program.module)[:MAX_CHAINS]
     jg = joint_graph(program, found, list(variants(program)))
     assert len(found) == 2 and jg.size == 8

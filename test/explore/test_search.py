@@ -4,31 +4,29 @@ at tiny sizes, scored by the cost model: GCN (8 units) and one GPT-3 decoder (18
 import pytest
 
 import fuseflow
-from fuseflow.apps import APPLICATIONS
 from fuseflow.explore.evaluate import ZERO, Cost, KernelEvaluator, Option, pareto
 from fuseflow.explore.opgraph import OpGraph, program_graph
 from fuseflow.explore.scaling import gpt3_decoders
 from fuseflow.explore.search import count_space, exhaustive, join, search
 
 
-def _searched(model, inputs, plan, orders):
-    program = fuseflow.Program(model, inputs, plan)
+def _searched(program, inputs, orders):
     graph = program_graph(program)
     evaluator = KernelEvaluator(program, inputs, orders=orders)
     return graph, evaluator, search(graph, evaluator)
 
 
 @pytest.fixture(scope="module")
-def gcn():
-    app = APPLICATIONS["gcn"]
-    model, inputs = app.build("tiny")
-    return _searched(model, inputs, app.plan(model), orders=3)
+def gcn(gcn):
+    """GCN tiny (conftest.py) searched."""
+    _, inputs, _, program = gcn
+    return _searched(program, inputs, orders=3)
 
 
 @pytest.fixture(scope="module")
 def decoder():
     model, inputs, plan = gpt3_decoders(1)
-    return _searched(model, inputs, plan, orders=2)
+    return _searched(fuseflow.Program(model, inputs, plan), inputs, orders=2)
 
 
 def _costs(front):
