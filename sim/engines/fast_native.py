@@ -211,15 +211,23 @@ def repeat_layout(code, data, heads, sidx, out_code, out_data):
     ``S_k`` (absorbed), else ``S0``; the last unit (``D``) is copied. ``data`` and
     ``out_data`` hold a scalar or a tile per token."""
     units = len(heads)
-    t = 0
+    t = np.uint64(0)  # unsigned: no wraparound check per access
+    one = np.uint64(1)
     for u in range(units):
         h = heads[u]
         hc = code[h]
-        end = sidx[u] if u < units - 1 else len(out_code) - 1
-        while t < end:
-            out_code[t] = hc
-            out_data[t] = data[h]
-            t += 1
+        end = np.uint64(sidx[u] if u < units - 1 else len(out_code) - 1)
+        if data.ndim == 1:
+            v = data[h]
+            while t < end:
+                out_code[t] = hc
+                out_data[t] = v
+                t += one
+        else:
+            while t < end:
+                out_code[t] = hc
+                out_data[t] = data[h]
+                t += one
         if u < units - 1:
             nxt = code[h + 1]
             out_code[t] = hc + 1 if hc >= 0 else (nxt + 1 if nxt >= 0 else 0)
@@ -227,7 +235,7 @@ def repeat_layout(code, data, heads, sidx, out_code, out_data):
         else:
             out_code[t] = hc
             out_data[t] = data[h]
-        t += 1
+        t += one
 
 
 @njit(cache=True, nogil=True)
@@ -274,13 +282,18 @@ def scan_layout(code, time, shift, lo, hi, table, starts, gather, ii, latency, o
 
     Clocks: a fiber's first step, ``N`` and a stop wait for their token, a close for the token
     after its owner (``c = max(c + ii, a)``, ``a`` the running maximum of the stamps up to it);
-    the other steps follow ``ii`` apart. Returns the last stamp."""
+    the other steps follow ``ii`` apart. Returns the last stamp.
+
+    A fiber of valid children (a dense level's, or a table's, the usual case) is written with
+    unsigned indices: numba checks a signed index for wraparound on every access, which keeps
+    the loop from running at the speed of its stores."""
     m = len(code)
     c = np.int64(-ii)
     rm = np.int64(0)
     p = 0
     r = 0
     i = 0
+    ntable = len(table)
     while i < m:
         rm = max(rm, np.int64(time[i]) + shift)
         k = code[i]
@@ -290,18 +303,35 @@ def scan_layout(code, time, shift, lo, hi, table, starts, gather, ii, latency, o
                 r += 1
                 if b > a:
                     c = max(c + ii, rm)
-                    for child in range(a, b):
-                        out_code[p] = DATA
-                        out_ref[p] = child
-                        if gather == 0:
-                            out_crd[p] = child - a
-                        elif gather == 1:
-                            out_crd[p] = table[child]
-                        else:
-                            out_crd[p] = table[starts[child]]
-                        out_time[p] = c + latency
-                        c += ii
-                        p += 1
+                    n = b - a
+                    if a >= 0 and (gather == 0 or (gather == 1 and b <= ntable)):
+                        # unsigned indices: no wraparound checks in the loop
+                        up, ua = np.uint64(p), np.uint64(a)
+                        stamp = c + latency
+                        for j in range(np.uint64(n)):
+                            out_code[up + j] = DATA
+                            out_ref[up + j] = ua + j
+                            if gather == 0:
+                                out_crd[up + j] = j
+                            else:
+                                out_crd[up + j] = table[ua + j]
+                            out_time[up + j] = stamp
+                            stamp += ii
+                        p += n
+                        c += n * ii
+                    else:
+                        for child in range(a, b):
+                            out_code[p] = DATA
+                            out_ref[p] = child
+                            if gather == 0:
+                                out_crd[p] = child - a
+                            elif gather == 1:
+                                out_crd[p] = table[child]
+                            else:
+                                out_crd[p] = table[starts[child]]
+                            out_time[p] = c + latency
+                            c += ii
+                            p += 1
                     c -= ii
             else:
                 c = max(c + ii, rm)
@@ -390,7 +420,7 @@ def gather_values(code, refs, vals, out):
         if r < 0 or r >= n:
             return -1
         k = code[i]
-        out[i] = vals[r] if k != EMPTY else 0
+        out[i] = vals[np.uint64(r)] if k != EMPTY else 0  # checked: no wraparound test
         loads += k == DATA
     return loads
 

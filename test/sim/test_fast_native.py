@@ -183,6 +183,10 @@ def test_repeat_layout_repeats_units_and_closes_them():
     fast_native.repeat_layout(code, data, heads, sidx, out_code, out_data)
     assert out_code.tolist() == [-1, -1, 1, 0, -1, 2, 2, -3]
     assert out_data.tolist() == [5, 5, 0, 0, 7, 0, 0, 0]
+    tiles = np.stack([data, -data], axis=1).astype(np.float32)  # a tile per token, repeated whole
+    out_tiles = np.empty((8, 2), np.float32)
+    fast_native.repeat_layout(code, tiles, heads, sidx, out_code, out_tiles)
+    assert out_tiles.tolist() == [[5, -5], [5, -5], [0, 0], [0, 0], [7, -7], [0, 0], [0, 0], [0, 0]]
 
 
 def test_codes_are_counted_and_found():
@@ -299,3 +303,67 @@ def test_segment_bounds_read_a_levels_positions(pos, refs):
     assert ok == all(0 <= r < len(pos) - 1 for r in refs.tolist())
     if ok:
         assert lo.tolist() == pos[refs].tolist() and hi.tolist() == pos[refs + 1].tolist()
+
+
+def _scan_definition(code, time, shift, lo, hi, table, starts, gather, ii, latency):
+    """``scan_layout`` as a plain loop over its docstring's steps: ``(code, crd, ref, stamp)``
+    per output token."""
+    out, clock, late, r, i = [], -ii, 0, 0, 0
+
+    def step(arrival, token):
+        nonlocal clock
+        clock = max(clock + ii, arrival)
+        out.append((*token, clock + latency))
+
+    while i < len(code):
+        late = max(late, int(time[i]) + shift)
+        k = int(code[i])
+        if k in (-1, -2):
+            if k == -1:
+                a, b = int(lo[r]), int(hi[r])
+                r += 1
+                for child in range(a, b):
+                    crd = (child - a, table[child], table[starts[child]] if len(starts) else 0)[gather]
+                    step(late if child == a else 0, (-1, int(crd), child))
+            else:
+                step(late, (-2, 0, 0))
+            nxt = int(code[i + 1])
+            step(max(late, int(time[i + 1]) + shift), (nxt + 1 if nxt >= 0 else 0, 0, 0))
+            if nxt >= 0:
+                i += 1
+                late = max(late, int(time[i]) + shift)
+        else:
+            step(late, (k + 1 if k >= 0 else k, 0, 0))
+        i += 1
+    return out
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.data(), st.sampled_from([0, 1, 2]), st.integers(1, 3), st.integers(0, 2))
+def test_scan_layout_kernel_lays_out_fibers_at_their_clocks(data, gather, ii, latency):
+    units = data.draw(st.lists(st.sampled_from(["d", "d", "n", "s0", "s1"]), max_size=12))
+    code, spans = [], []
+    for u in units:
+        if u in ("d", "n"):
+            code.append(-1 if u == "d" else -2)
+            if u == "d":
+                a = data.draw(st.integers(-4 if gather == 0 else 0, 12))
+                spans.append((a, a + data.draw(st.integers(0, 5))))
+            if data.draw(st.booleans()):
+                code.append(data.draw(st.integers(0, 2)))  # a stop it absorbs
+        else:
+            code.append(0 if u == "s0" else 1)
+    code.append(-3)
+    n = len(code)
+    time = np.array(data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)), np.int32)
+    lo = np.array([a for a, _ in spans], np.int64)
+    hi = np.array([b for _, b in spans], np.int64)
+    table = np.arange(100, 117, dtype=np.int64)[::-1].copy()
+    starts = np.array(sorted(data.draw(st.lists(st.integers(0, 16), min_size=17, max_size=17))),
+                      np.int64) if gather == 2 else np.zeros(0, np.int64)
+    want = _scan_definition(code, time, 2, lo, hi, table, starts, gather, ii, latency)
+    out = [np.empty(len(want), t) for t in (np.int8, np.int16, np.int32, np.int32)]
+    last = fast_native.scan_layout(np.array(code, np.int8), time, 2, lo, hi, table, starts, gather,
+                                   ii, latency, *out)
+    assert list(zip(*(o.tolist() for o in out))) == [(c, x, ref, t) for c, x, ref, t in want]
+    assert last == want[-1][3]
