@@ -160,11 +160,14 @@ def dense_fibers(code, time, shift, n, ii, latency, out_code, out_crd, out_time)
         if code[i] != DATA:
             continue
         c = max(c + ii, rm)
-        for j in range(n):
-            out_code[p] = DATA
-            out_crd[p] = j
-            out_time[p] = c + j * ii + latency
-            p += 1
+        up = np.uint64(p)  # unsigned: no wraparound check per access
+        stamp = c + latency
+        for j in range(np.uint64(n)):
+            out_code[up + j] = DATA
+            out_crd[up + j] = j
+            out_time[up + j] = stamp
+            stamp += ii
+        p += n
         c = max(c + n * ii, max(rm, np.int64(time[i + 1]) + shift))
         nxt = code[i + 1]
         out_code[p] = nxt + 1 if nxt >= 0 else 0
@@ -450,16 +453,17 @@ def fiber_sums(code, vals, compact, out, seen):
 @njit(cache=True, nogil=True)
 def first_positions(code, c, at_least, m):
     """The indices of the first ``m`` (at most) entries of ``code`` equal to ``c`` (or, with
-    ``at_least``, at least ``c``), increasing (int64); stops at the ``m``-th."""
-    out = np.empty(max(min(m, len(code)), 0), dtype=np.int64)
+    ``at_least``, at least ``c``), increasing (int64); stops at the ``m``-th. Without a branch
+    per entry: every index is written to the next free slot, which a hit keeps."""
+    want = max(min(m, len(code)), 0)
+    out = np.empty(want + 1, dtype=np.int64)
     k = 0
     for i in range(len(code)):
-        if k >= len(out):
+        if k >= want:
             break
         x = code[i]
-        if x == c or (at_least and x >= c):
-            out[k] = i
-            k += 1
+        out[np.uint64(k)] = i
+        k += (x == c) | (at_least & (x >= c))
     return out[:k]
 
 
@@ -479,25 +483,26 @@ def signal_stops(sig, owner, out):
     ``u`` (``out[u]``: its index; ``out`` holds one per unit but the last, ``D``'s), an ``R``
     repeats the current unit, which must own a fiber (``owner[u]``: a data or ``N`` head), and
     none comes after the last unit's ``S0``. Returns whether the signals pass (``out`` is
-    complete then)."""
+    complete then).
+
+    Without a branch per signal: each index is written to the current unit's slot, which its
+    ``S0`` keeps (the current unit then moves on); past the last unit nothing may come."""
     units = len(out)
     n = len(sig)
     if n == 0 or sig[n - 1] != DONE:
         return False
+    if units == 0:
+        return n == 1
+    last = units - 1
     k = 0
+    ok = True
     for t in range(n - 1):
         x = sig[t]
-        if x == 0:
-            if k >= units:
-                return False
-            out[k] = t
-            k += 1
-        elif x == REPEAT:
-            if k >= units or not owner[k]:
-                return False
-        else:
-            return False
-    return k == units
+        slot = np.uint64(min(k, last))
+        out[slot] = t
+        ok &= (x == 0) | ((x == REPEAT) & owner[slot] & (k < units))
+        k += x == 0
+    return ok and k == units
 
 
 @njit(cache=True, nogil=True)
