@@ -8,7 +8,7 @@ import torch
 
 import fuseflow
 from fuseflow.apps import APPLICATIONS, FUSION_LEVELS, get_application, gpt3
-from fuseflow.apps.layers import Extrapolation, extrapolation
+from fuseflow.apps.layers import Extrapolation, extrapolation, first_unit_kernels
 from fuseflow.tools.execute import Settings, run_application
 
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -207,11 +207,56 @@ def test_runs_record_the_extrapolation_and_the_workload():
     run = extrapolated.run
     assert run.status == "ok" and run.provenance == "synthetic" and run.dense_weights is False
     assert run.extrapolation["formula"] == "t(4) = t(1) + 3·(t(2) - t(1))"
-    assert run.extrapolation["simulated"] == [1, 2]
+    assert run.extrapolation["simulated"] == [2]          # t(1): its first 3 kernels
+    assert run.extrapolation["first_unit"] == "t(1): the first 3 kernels of the 2-decoder simulation"
     assert len(run.kernels) == 2 * 3                     # the 2-decoder model's kernels
     assert run.cycles == pytest.approx(whole.run.cycles, rel=1e-3)
     assert run.totals["ops"] == whole.run.totals["ops"]
     assert run.schedule["formats"]["mask"] == "csr"
+
+
+def _compiled(model, inputs, level):
+    plan = get_application("gpt3").plan(model)
+    return fuseflow.compile(model, inputs, plan.schedule(level), plan=plan)
+
+
+@pytest.mark.parametrize("level, kernels", [("unfused", 18), ("partial", 3), ("full", None)])
+def test_the_one_decoder_model_is_the_first_kernels_of_the_two_decoder_model(level, kernels):
+    """Unfused and partial keep every kernel within a decoder: the 1-decoder model compiles to
+    the 2-decoder model's first kernels on the same data. Full fusion moves decoder 2's
+    LN1 + QKV into decoder 1's last kernel: not a prefix."""
+    app = get_application("gpt3")
+    (one, one_in), (two, two_in) = (app.build("tiny", layers=n) for n in (1, 2))
+    assert first_unit_kernels(_compiled(one, one_in, level), _compiled(two, two_in, level),
+                              one_in, two_in) == kernels
+
+
+def test_a_one_decoder_model_with_other_data_is_no_prefix():
+    app = get_application("gpt3")
+    (one, one_in), (two, two_in) = (app.build("tiny", layers=n) for n in (1, 2))
+    deep = _compiled(two, two_in, "partial")
+    other_x = (one_in[0] + 1.0, one_in[1])
+    assert first_unit_kernels(_compiled(one, other_x, "partial"), deep, other_x, two_in) is None
+    with torch.no_grad():
+        one.layers[0].ffn.bias2.add_(1.0)                # a parameter of the prefix differs
+    assert first_unit_kernels(_compiled(one, one_in, "partial"), deep, one_in, two_in) is None
+
+
+@pytest.mark.parametrize("level", FUSION_LEVELS)
+def test_t1_read_from_the_two_decoder_run_equals_simulating_the_one_decoder_model(level):
+    """The extrapolation with t(1) read from the 2-decoder simulation's first kernels gives
+    exactly the totals of simulating the 1-decoder model (full fusion simulates it)."""
+    app = get_application("gpt3")
+    one, two = (app.build("tiny", layers=n) for n in (1, 2))
+    four = Extrapolation("decoder", 4)
+    settings = Settings("fast", fuseflow.Arch(), 0, 1e-4, 1e-5)
+    run, = (o.run for o in run_application(app, *one, "b4", "tiny", (level,), {}, settings,
+                                           _NoSteps(), extrapolation=four, deeper=two))
+    t1, t2 = (_simulate(*m, app.plan(m[0]), level) for m in (one, two))
+    assert run.extrapolation["simulated"] == ([1, 2] if level == "full" else [2])
+    assert run.extrapolation["cycles"] == [t1.cycles, t2.cycles]
+    assert run.cycles == four.apply(t1.cycles, t2.cycles)
+    assert run.totals["ops"] == four.apply(_ops(t1), _ops(t2))
 
 
 @pytest.mark.parametrize("numel", [1000, 5000])

@@ -203,7 +203,8 @@ def _notes(doc: dict[str, Any]) -> list[str]:
                      f"had a prediction: largest error {errors}.")
     if doc["extrapolated"]:
         notes.append(f"Extrapolated from models of 1 and 2 decoders (t(n) = t(1) + (n-1)·(t(2) - "
-                     f"t(1))): {', '.join(doc['extrapolated'])}.")
+                     f"t(1)); t(1) read from the 2-decoder simulation where no kernel spans two decoders): "
+                     f"{', '.join(doc['extrapolated'])}.")
     for label, keys in (("Failed, timed out or killed", doc["failed"]),
                         ("Differ from PyTorch", doc["mismatched"])):
         if keys:

@@ -82,6 +82,8 @@ def predict_group(app_name: str, dataset: str, preset: str, levels: tuple[str, .
                                        "formula": extrapolation.formula}
         record.update({k: totals[k] for k in PREDICTED_FIELDS + ("kernels",)})
         record["simulated_tokens"] = sum(p["tokens"] for p in parts)
+        if extrapolation is not None and _first_unit_read(*models):
+            record["simulated_tokens"] = parts[1]["tokens"]   # t(1) is not simulated
         record["prepare_seconds"] = round(sum(p["prepare_seconds"] for p in parts), 2)
         record["predict_seconds"] = round(sum(p["predict_seconds"] for p in parts), 3)
         records.append(record)
@@ -97,10 +99,12 @@ class _Prepared:
         from fuseflow.sim.formats import FiberTree
 
         start = time.perf_counter()
-        self.model, inputs = app.build(preset, dataset, seed, layers)
+        self.model, self.inputs = app.build(preset, dataset, seed, layers)
         self.plan = app.plan(self.model)
-        self.program = fuseflow.Program(self.model, inputs, self.plan)
-        self.measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
+        self.program = fuseflow.Program(self.model, self.inputs, self.plan)
+        self.measured = [Measured(FiberTree.from_torch(t.detach())) for t in self.inputs]
+        self.compiled = None
+        """The last configuration predicted."""
         self.shared_seconds = time.perf_counter() - start
         """Building and importing, paid by every point of the group in a sweep."""
 
@@ -110,6 +114,7 @@ class _Prepared:
         start = time.perf_counter()
         compiled = self.program.compile(self.plan.schedule(level, dense_weights, {}))
         compiled_at = time.perf_counter()
+        self.compiled = compiled
         summary = CostModel(compiled).predict(*self.measured)
         totals = {k: round(summary.total(k)) if k != "cycles" else round(summary.cycles)
                   for k in ("ops", "cycles")}
@@ -120,6 +125,14 @@ class _Prepared:
         totals["prepare_seconds"] = self.shared_seconds + compiled_at - start
         totals["predict_seconds"] = time.perf_counter() - compiled_at
         return totals
+
+
+def _first_unit_read(one: _Prepared, two: _Prepared) -> bool:
+    """Whether the sweep reads ``t(1)`` of the configuration just predicted from the 2-unit
+    simulation instead of simulating the 1-unit model (as :func:`run_point` does)."""
+    from fuseflow.apps.layers import first_unit_kernels
+
+    return first_unit_kernels(one.compiled, two.compiled, one.inputs, two.inputs) is not None
 
 
 def predict_points(points: list[Point], seed: int = 0, workers: int = 1,
@@ -443,7 +456,7 @@ class Table:
             "- Estimated time: building, importing and compiling the point (measured while "
             "planning) plus its tokens to simulate at the rate. Tokens to simulate differ "
             "from the predicted tokens for extrapolated points (GPT-3 at the published "
-            "preset simulates 1 and 2 decoders).",
+            "preset simulates its 2-decoder model, and its 1-decoder model for full fusion).",
         ]
         failed = [r["key"] for r in self.rows if r["prediction"].get("status") == "error"]
         if failed:

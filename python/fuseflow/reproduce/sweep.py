@@ -421,8 +421,9 @@ def run_point(point: Point, settings: SweepSettings, kernel_workers: int = 1) ->
     simulated = run.totals.get("tokens")
     if extrapolation is not None and simulated is not None:
         # run.totals are extrapolated, run.kernels are the 2-unit model's.
-        simulated = simulated_tokens(simulated, sum(k["summary"]["tokens"] for k in run.kernels),
-                                     extrapolation.layers)
+        two = sum(k["summary"]["tokens"] for k in run.kernels)
+        simulated = two if (run.extrapolation or {}).get("simulated") == [2] else \
+            simulated_tokens(simulated, two, extrapolation.layers)
     return PointResult(
         point.key, point.app, point.dataset, point.fusion, point.preset, point.dense_weights,
         status=run.status, error=run.error, provenance=run.provenance, cycles=run.cycles,

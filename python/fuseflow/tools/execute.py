@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from fuseflow.tools.results import Run, fill_statistics, schedule_dict
+from fuseflow.tools.results import Run, fill_statistics, kernel_totals, schedule_dict
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,12 @@ def run_application(app, model, inputs, dataset: str, preset: str, levels: tuple
     ``dense_weights``; ``formats`` adds to them. With an ``extrapolation``
     (:mod:`fuseflow.apps.layers`), ``model`` has 1 stacked unit and ``deeper`` is the
     ``(model, inputs)`` with 2: each configuration runs on both and its totals are
-    extrapolated (the outcome keeps the 2-unit model's kernels and check)."""
+    extrapolated (the outcome keeps the 2-unit model's kernels and check). Where the 1-unit
+    model's kernels are the 2-unit model's first ones (every configuration that fuses nothing
+    across units: :func:`fuseflow.apps.layers.first_unit_kernels`), ``t(1)`` is read from
+    those kernels of the 2-unit simulation instead of simulating the 1-unit model."""
+    from fuseflow.apps.layers import first_unit_kernels
+
     plan = app.plan(model)
     program = SharedImport(model, inputs, plan)
     if extrapolation is not None:
@@ -152,21 +157,70 @@ def run_application(app, model, inputs, dataset: str, preset: str, levels: tuple
         schedule = plan.schedule(level, dense_weights, formats)
         run = Run(app.name, "application", level, schedule_dict(schedule), dataset=dataset,
                   preset=preset, provenance=provenance, dense_weights=dense_weights)
-        outcome = execute(run, model, inputs, schedule, settings, steps, program)
-        if extrapolation is not None:
-            deep_schedule = deep_plan.schedule(level, dense_weights, formats)
-            deep_run = Run(app.name, "application", level, schedule_dict(deep_schedule),
-                           dataset=dataset, preset=preset, provenance=provenance,
-                           dense_weights=dense_weights)
-            deep = execute(deep_run, deep_model, deep_inputs, deep_schedule, settings, steps,
-                           deep_program)
-            outcome = _extrapolated(outcome, deep, extrapolation)
-        outcomes.append(outcome)
+        if extrapolation is None:
+            outcomes.append(execute(run, model, inputs, schedule, settings, steps, program))
+            continue
+        deep_schedule = deep_plan.schedule(level, dense_weights, formats)
+        deep_run = Run(app.name, "application", level, schedule_dict(deep_schedule),
+                       dataset=dataset, preset=preset, provenance=provenance,
+                       dense_weights=dense_weights)
+        deep = execute(deep_run, deep_model, deep_inputs, deep_schedule, settings, steps,
+                       deep_program)
+        if deep.run.status == "error":          # nothing to extrapolate: reported as it is
+            steps.done(3)
+            outcomes.append(deep)
+            continue
+        start = time.perf_counter()
+        compiled = _compile_or_none(program, schedule)
+        count = None
+        if compiled is not None:
+            count = first_unit_kernels(compiled, deep.compiled, inputs, deep_inputs)
+        if count is None:
+            one = execute(run, model, inputs, schedule, settings, steps,
+                          program if compiled is None else _Compiled(compiled))
+        else:
+            one = _read_first_unit(run, deep, count, time.perf_counter() - start)
+            steps.done(3)
+        outcomes.append(_extrapolated(one, deep, extrapolation, count))
     return outcomes
 
 
-def _extrapolated(one: Outcome, two: Outcome, extrapolation) -> Outcome:
-    """The 2-unit outcome with totals extrapolated from both (an error in either is kept)."""
+class _Compiled:
+    """A model compiled already, in the place of a :class:`SharedImport`."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+
+    def compile(self, _schedule):
+        return self.compiled
+
+
+def _compile_or_none(program: SharedImport, schedule):
+    """``program`` compiled with ``schedule``, or None if that fails (the failure is then
+    reported by :func:`execute`, which compiles again)."""
+    try:
+        return program.compile(schedule)
+    except Exception:  # noqa: BLE001 - execute() records the error
+        return None
+
+
+def _read_first_unit(run: Run, deep: Outcome, count: int, compile_seconds: float) -> Outcome:
+    """The 1-unit ``run`` read from the first ``count`` kernels of the 2-unit ``deep`` (see
+    :func:`fuseflow.apps.layers.first_unit_kernels`); its check is the 2-unit model's."""
+    run.compile_seconds = round(compile_seconds, 3)
+    run.simulate_seconds = 0.0
+    run.kernels = deep.run.kernels[:count]
+    run.cycles = sum(k["total_cycles"] for k in run.kernels)
+    run.totals = kernel_totals(run.kernels)
+    run.status, run.matches_pytorch = deep.run.status, deep.run.matches_pytorch
+    run.max_abs_error = deep.run.max_abs_error
+    return Outcome(run)
+
+
+def _extrapolated(one: Outcome, two: Outcome, extrapolation, read: int | None = None
+                  ) -> Outcome:
+    """The 2-unit outcome with totals extrapolated from both (an error in either is kept);
+    ``read``: the 1-unit totals are the 2-unit model's first ``read`` kernels'."""
     run = two.run
     if one.run.status == "error" or run.status == "error":
         run.error = run.error or f"1-{extrapolation.unit} model: {one.run.error}"
@@ -177,8 +231,12 @@ def _extrapolated(one: Outcome, two: Outcome, extrapolation) -> Outcome:
         run.matches_pytorch = False
     run.max_abs_error = max(one.run.max_abs_error, run.max_abs_error)
     run.extrapolation = {"unit": extrapolation.unit, "layers": extrapolation.layers,
-                         "simulated": [1, 2], "cycles": [one.run.cycles, run.cycles],
+                         "simulated": [2] if read else [1, 2],
+                         "cycles": [one.run.cycles, run.cycles],
                          "formula": extrapolation.formula}
+    if read:
+        run.extrapolation["first_unit"] = (f"t(1): the first {read} kernels of the "
+                                           f"2-{extrapolation.unit} simulation")
     run.cycles = extrapolation.apply(one.run.cycles, run.cycles)
     run.totals = {key: extrapolation.apply(one.run.totals.get(key, 0), value)
                   for key, value in run.totals.items()}

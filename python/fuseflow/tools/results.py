@@ -106,12 +106,17 @@ def fill_statistics(run: Run, compiled, result) -> None:
     run.cycles = result.cycles
     run.kernels = [kernel_record(k.name, k.result, schedules.get(k.name))
                    for k in result.run.kernels]
+    run.totals = kernel_totals(run.kernels)
+
+
+def kernel_totals(kernels: list[dict[str, Any]]) -> dict[str, int]:
+    """The sum of the kernel records' summary counters (cycles excepted)."""
     totals: dict[str, int] = {}
-    for kernel in run.kernels:
+    for kernel in kernels:
         for key, value in kernel["summary"].items():
             if key != "cycles":
                 totals[key] = totals.get(key, 0) + value
-    run.totals = totals
+    return totals
 
 
 def speedups(runs: list[Run]) -> dict[str, dict[str, float]]:
