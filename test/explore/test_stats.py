@@ -1,10 +1,15 @@
 """Statistics of tensors: measured from data (hand-counted) and from the density model."""
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fuseflow.explore import TensorStats
-from fuseflow.sim.formats import FiberTree, TensorFormat
+from fuseflow.explore.stats import THREADED_DOT, dot
+from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
 
 # The worked example of shared/reference/sam-streams.md: 3x4, row 1 empty.
 B = np.array([[0, 1, 0, 2], [0, 0, 0, 0], [3, 4, 0, 5]], dtype=np.float32)
@@ -75,3 +80,61 @@ def test_bad_density_and_bad_data_name_the_problem():
         TensorStats.from_density(TensorFormat.csr((2, 2)), 1.5)
     with pytest.raises(TypeError, match="torch tensor"):
         TensorStats.measure([[1.0]])
+
+
+@st.composite
+def _array_and_format(draw):
+    """A random array and a format of dense and compressed levels in any level order,
+    sometimes with a blocked (div/mod) dimension."""
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
+    kinds = [draw(st.sampled_from(("dense", "compressed"))) for _ in range(ndim)]
+    levels = [LevelSpec(k, d) for k, d in zip(kinds, draw(st.permutations(range(ndim))))]
+    if ndim == 2 and draw(st.booleans()):
+        shape = (shape[0] * 2, shape[1])
+        first = draw(st.sampled_from(("dense", "compressed")))
+        levels = [LevelSpec(first, 0, "div", 2), LevelSpec(kinds[1], 1),
+                  LevelSpec(kinds[0], 0, "mod", 2)]
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    density = draw(st.sampled_from((0.0, 0.1, 0.4, 1.0)))
+    array = ((rng.random(shape) < density) * rng.integers(1, 4, shape)).astype(np.float32)
+    return array, TensorFormat(shape, tuple(levels))
+
+
+def _exact(stats: TensorStats) -> str:
+    """Every count and array of ``stats``, with dtypes (NaN equal to NaN)."""
+    arrays = [(lv.coords, lv.by_parent, lv.empty_by_parent,
+               lv.size_groups and lv.size_groups[0], lv.size_groups and lv.size_groups[1])
+              for lv in stats.levels]
+    return repr((stats, [[None if a is None else (a.dtype, a.tolist()) for a in level]
+                         for level in arrays]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_array_and_format())
+def test_measuring_a_conversion_counts_on_the_array_what_the_converted_tree_holds(case):
+    """Statistics of dense data in another format are counted on its nonzero mask
+    (``_measure_array``), without building the converted tree: the same numbers and arrays
+    as counting on the tree."""
+    array, fmt = case
+    on_tree = TensorStats.measure(FiberTree.from_dense(array, fmt))
+    assert _exact(TensorStats.measure(array, fmt)) == _exact(on_tree)
+    sparse = FiberTree.from_dense(array, TensorFormat.coo(array.shape))
+    assert _exact(TensorStats.measure(sparse, fmt)) == _exact(on_tree)
+
+
+def test_measuring_a_coo_conversion_still_counts_on_the_tree():
+    stats = TensorStats.measure(FiberTree.from_dense(B), TensorFormat.coo(B.shape))
+    assert _exact(stats) == _exact(TensorStats.measure(B, TensorFormat.coo(B.shape)))
+    assert (stats.levels[0].items, stats.levels[1].items) == (2, 5)
+
+
+@pytest.mark.parametrize("n", [100, THREADED_DOT, THREADED_DOT + 1, 5 * THREADED_DOT])
+def test_dot_products_are_exact_to_rounding_on_either_side_of_the_threaded_size(n):
+    rng = np.random.default_rng(n)
+    a, b = rng.random(n), rng.random(n)
+    assert dot(a, b) == pytest.approx(math.fsum(a * b), rel=1e-13)
+    if n > THREADED_DOT:        # summed in this thread, not split over BLAS threads
+        assert dot(a, b) == float(np.add.reduce(a * b))
+    else:
+        assert dot(a, b) == float(a @ b)

@@ -38,7 +38,7 @@ import numpy as np
 
 from fuseflow.explore import rules
 from fuseflow.explore.prediction import COUNTERS
-from fuseflow.explore.stats import LevelStats, TensorStats
+from fuseflow.explore.stats import LevelStats, TensorStats, dot
 from fuseflow.explore.streams import Level
 from fuseflow.sim.graph import Block, BlockGraph
 from fuseflow.sim.stats import WORD_BYTES
@@ -227,7 +227,7 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
     code = _Code()
     ns = code.namespace
     ns.update(Level=Level, np=np, math=math, _Scratch=_Scratch, rules=rules,
-              LevelStats=LevelStats, TensorStats=TensorStats)
+              LevelStats=LevelStats, TensorStats=TensorStats, dot=dot)
     ctx = rules.RuleContext([], list(graph.outputs))
     ns["ctx"] = ctx
     profiles: dict[str, tuple] = {}
@@ -554,8 +554,8 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
             ph = parent.hist
             code.block((items, empty, sizes), "\n".join([
                 f"if {ph} is not None and {bp} is not None and len({ph}) == len({bp}):",
-                f"    {items} = float({ph} @ {bp})",
-                f"    {empty} = float({ph} @ {ebp})",
+                f"    {items} = dot({ph}, {bp})",
+                f"    {empty} = dot({ph}, {ebp})",
                 f"    {sizes} = ({ph}, {bp}, 1.0, {groups})",
                 "else:",
                 f"    {items} = {code.lit(data)} * {mean}",

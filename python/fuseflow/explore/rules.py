@@ -16,7 +16,7 @@ import numpy as np
 
 from fuseflow.explore.joins import distinct, fold, held
 from fuseflow.explore.prediction import BlockPrediction
-from fuseflow.explore.stats import LevelStats, TensorStats
+from fuseflow.explore.stats import LevelStats, TensorStats, dot
 from fuseflow.explore.streams import ROOT, Level, Profile, fibers, own_empty, tokens
 from fuseflow.sim.formats import TensorFormat
 from fuseflow.sim.graph import Block
@@ -57,8 +57,8 @@ def _scan(block, ins, ctx, out):
                 and len(parent.hist) == len(stats.by_parent)):
             # References into a dense level follow its coordinates: weigh each fiber by how
             # often its parent coordinate occurs.
-            items = float(parent.hist @ stats.by_parent)
-            empty = float(parent.hist @ stats.empty_by_parent)
+            items = dot(parent.hist, stats.by_parent)
+            empty = dot(parent.hist, stats.empty_by_parent)
             sizes = (parent.hist, stats.by_parent, 1.0, stats.size_groups)
         else:
             items, empty = data * stats.mean, data * stats.empty_fraction
@@ -318,10 +318,10 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
         else:
             per_item = data / items if items else 0.0
             per_fiber = np.array([distinct(d, per_item, space) for d in by_size])
-            keys = float(weights @ per_fiber)
+            keys = dot(weights, per_fiber)
         key_sizes = None
         if j == 0:
-            empty = (above - nonempty) + (float(weights @ (empty_below ** by_size))
+            empty = (above - nonempty) + (dot(weights, empty_below ** by_size)
                                           if empty_below or not draws else 0.0)
             if member is not None:
                 key_sizes = _key_sizes(sizes[0], per_fiber, member, keys)
@@ -342,7 +342,7 @@ def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member: np.ndarray,
     groups = np.concatenate((per_fiber, _ZERO))
     index = np.where(weights > 0.0, member, len(per_fiber))
     each = groups[index]
-    total = float(weights @ each)
+    total = dot(weights, each)
     if not total:
         return None
     return (weights, each, keys / total, (groups, index))
@@ -363,7 +363,7 @@ def _fiber_sizes(known, items: float, nonempty: float, draws: float):
     ``sizes``, or is None. Sizes of no weight, or of no coordinates, get weight 0."""
     if known is not None and items:
         weights, sizes, scale, groups = known
-        total = float(weights @ sizes) * scale
+        total = dot(weights, sizes) * scale
         if abs(total - items) <= 0.01 * items:
             unique, index = groups if groups is not None else np.unique(sizes,
                                                                         return_inverse=True)
@@ -401,7 +401,7 @@ def written_level(refs: float, items: float, empty: float, size: int, hist, size
     weights, each, scale, groups = sizes
     per = refs / parent_size                    # stored fibers under each parent coordinate
     total = float(each.sum()) * per
-    if not total or abs(float(weights @ each) * scale - items) > 0.01 * items:
+    if not total or abs(dot(weights, each) * scale - items) > 0.01 * items:
         return LevelStats(refs, items, empty, size, coords)
     factor = items / total
     by_parent = each * factor

@@ -85,23 +85,18 @@ class TensorStats:
         runtime binds it (a format change keeps only the nonzeros)."""
         tree = _tree(data)
         if fmt is not None and tree.fmt != fmt:
-            tree = FiberTree.from_dense(tree.to_dense(), fmt)
-        levels = []
+            array = np.asarray(tree.to_dense(), dtype=np.float32)
+            if _masked(fmt) and array.shape == fmt.shape:
+                return _measure_array(array, fmt)
+            tree = FiberTree.from_dense(array, fmt)
+        per_level = []
         refs = 1                                   # the root reference
         for lv, spec in enumerate(tree.fmt.levels):
             counts, refs = _level_counts(tree, lv, refs)
             size = spec.size(tree.fmt.shape)
-            by_parent = empty_by_parent = groups = None
-            if lv and tree.fmt.levels[lv - 1].format == "dense":
-                per = counts.reshape(-1, levels[-1].size)
-                by_parent, empty_by_parent = per.mean(axis=0), (per == 0).mean(axis=0)
-                groups = np.unique(by_parent, return_inverse=True)
-            levels.append(LevelStats(float(len(counts)), float(counts.sum()),
-                                     float(np.count_nonzero(counts == 0)), size,
-                                     _coords(tree, lv, len(counts), size), by_parent,
-                                     empty_by_parent, groups))
-        return cls(tree.fmt, tuple(levels), float(len(tree.vals)),
-                   float(np.count_nonzero(tree.vals)), measured=True)
+            per_level.append((counts, _coords(tree, lv, len(counts), size)))
+        return _assemble(tree.fmt, per_level, float(len(tree.vals)),
+                         float(np.count_nonzero(tree.vals)))
 
     @classmethod
     def from_density(cls, fmt: TensorFormat, density: float) -> "TensorStats":
@@ -172,6 +167,89 @@ def _nonempty(density: float, entries: int) -> float:
     if density >= 1.0:
         return 1.0
     return -math.expm1(entries * math.log1p(-density))
+
+
+def _assemble(fmt: TensorFormat, per_level: list, values: float,
+              nonzeros: float) -> TensorStats:
+    """Measured statistics from each level's coordinates per fiber (in reference order) and
+    coordinates per value."""
+    levels: list[LevelStats] = []
+    for lv, (spec, (counts, coords)) in enumerate(zip(fmt.levels, per_level)):
+        by_parent = empty_by_parent = groups = None
+        if lv and fmt.levels[lv - 1].format == "dense":
+            per = counts.reshape(-1, levels[-1].size)
+            by_parent, empty_by_parent = per.mean(axis=0), (per == 0).mean(axis=0)
+            groups = np.unique(by_parent, return_inverse=True)
+        levels.append(LevelStats(float(len(counts)), float(counts.sum()),
+                                 float(np.count_nonzero(counts == 0)), spec.size(fmt.shape),
+                                 coords, by_parent, empty_by_parent, groups))
+    return TensorStats(fmt, tuple(levels), values, nonzeros, measured=True)
+
+
+def _masked(fmt: TensorFormat) -> bool:
+    """Whether :func:`_measure_array` measures ``fmt``: dense and compressed levels (no COO
+    runs to deduplicate)."""
+    return bool(fmt.levels) and all(lv.format in ("dense", "compressed") for lv in fmt.levels)
+
+
+def _measure_array(array: np.ndarray, fmt: TensorFormat) -> TensorStats:
+    """The statistics :meth:`TensorStats.measure` counts on ``FiberTree.from_dense(array,
+    fmt)``, counted on the array's nonzero mask instead (no coordinate per entry is built: a
+    pruned SAE weight of 12.8 million entries at the published preset is measured in 0.045 s
+    instead of 0.22 s).
+
+    The mask is laid out as the format's level coordinates (a blocked dimension split into
+    its ``div`` and ``mod`` axes, the axes in level order), so level ``l``'s stored prefixes
+    are a boolean array over its first ``l + 1`` axes: a dense level stores every child of a
+    stored parent, a compressed level the children holding a nonzero. In C order, the
+    parents' entries are the references in storage order."""
+    split, axes = [], {}
+    for d, n in enumerate(fmt.shape):
+        kinds = {lv.kind: lv for lv in fmt.levels if lv.dim == d}
+        if "div" in kinds:
+            block = kinds["div"].block
+            axes[(d, "div")], axes[(d, "mod")] = len(split), len(split) + 1
+            split += [n // block, block]
+        else:
+            axes[(d, "id")] = len(split)
+            split.append(n)
+    mask = array.reshape(split).transpose([axes[(lv.dim, lv.kind)] for lv in fmt.levels]) != 0
+    nonempty = [mask]                      # per level: prefixes holding a nonzero
+    for _ in fmt.levels[1:]:
+        nonempty.insert(0, nonempty[0].any(axis=-1))
+    stored = np.ones((), dtype=bool)       # the root reference
+    per_level = []
+    for spec, holds in zip(fmt.levels, nonempty):
+        size = holds.shape[-1]
+        parents = int(np.count_nonzero(stored))
+        if spec.format == "dense":
+            counts = np.full(parents, size, dtype=np.int64)
+            coords = np.full(size, float(parents))
+            stored = np.broadcast_to(stored[..., None], holds.shape)
+        else:
+            parent, stored = stored, stored[..., None] & holds
+            counts = np.asarray(stored.sum(axis=-1, dtype=np.int64))[parent]
+            coords = (stored.reshape(-1, size).sum(axis=0, dtype=np.int64) if size
+                      else np.zeros(0, dtype=np.int64)).astype(float)
+        per_level.append((counts, coords))
+    return _assemble(fmt, per_level, float(np.count_nonzero(stored)),
+                     float(np.count_nonzero(mask)))
+
+
+THREADED_DOT = 10_000
+"""Elements beyond which OpenBLAS (numpy's BLAS) splits a dot product of two vectors over its
+threads. Waking them costs far more than the product on a busy machine (about 8 ms of CPU for
+17,716 elements on the 2-core development machine during a sweep, against 6 us in one thread:
+the per-coordinate products made a GCN prediction on DBLP take 0.12 s instead of 3 ms), and
+the split makes the sum depend on the thread count."""
+
+
+def dot(a: np.ndarray, b: np.ndarray) -> float:
+    """The dot product of two vectors, computed in this thread: BLAS's own (single-threaded)
+    product up to :data:`THREADED_DOT` elements, a pairwise sum of the products beyond."""
+    if len(a) <= THREADED_DOT:
+        return float(a @ b)
+    return float(np.add.reduce(a * b))
 
 
 def _tree(data) -> FiberTree:
