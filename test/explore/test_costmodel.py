@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -408,3 +409,92 @@ def test_an_accumulated_result_keeps_its_fiber_sizes_for_the_next_kernel():
     blind = replace(first, levels=(first.levels[0], replace(
         first.levels[1], by_parent=None, empty_by_parent=None, size_groups=None)))
     assert abs(written(first) / want - 1) < 0.03 < 0.08 < written(blind) / want - 1
+
+
+def _summaries(prediction):
+    return [(k.summary(), [(o.values, o.nonzeros, [(lv.fibers, lv.items, lv.empty)
+                                                   for lv in o.levels]) for o in k.outputs])
+            for k in prediction.kernels]
+
+
+def test_a_measured_cache_shares_the_parameters_between_configurations_with_the_same_numbers():
+    """Cost models of a program's configurations given one MeasuredCache bind the same
+    Measured parameters (measured once per format) and predict what separate cost models
+    predict."""
+    from fuseflow.apps import APPLICATIONS
+    from fuseflow.explore import CostModel, Measured, MeasuredCache
+
+    app = APPLICATIONS["sae"]
+    model, inputs = app.build("tiny")
+    plan = app.plan(model)
+    program = fuseflow.Program(model, inputs, plan)
+    measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
+    cache = MeasuredCache()
+    shared = []
+    for level in plan.fusion_groups:
+        compiled = program.compile(plan.schedule(level, False, None))
+        cost = CostModel(compiled, cache=cache)
+        assert _summaries(cost.predict(*measured)) == \
+            _summaries(CostModel(compiled).predict(*measured))
+        shared.append(cost.params)
+    assert all(a is b for params in shared[1:] for a, b in zip(params, shared[0]))
+    pruned = shared[0][0]        # the encoder's weight, bound in a sparse format
+    assert any(stats.measured and stats.fmt != pruned.tree.fmt
+               for _, stats in pruned._by_format.values())
+
+
+def test_a_measured_cache_measures_a_changed_or_new_tensor_again():
+    import torch
+
+    from fuseflow.explore import CostModel, MeasuredCache
+
+    compiled = fuseflow.compile(_ScaledMatmul(), (torch.ones(3, 4),))
+    x = torch.tensor([[1.0, 0, 2, 0], [0, 0, 0, 0], [3, 0, 0, 1]])
+    cache = MeasuredCache()
+    first = CostModel(compiled, cache=cache)
+    again = CostModel(compiled, cache=cache)
+    assert first.params[0] is again.params[0]
+    before = _summaries(first.predict(x))
+    weight = compiled.params[0]
+    with torch.no_grad():
+        weight[1:] = 0.0                            # in place: the version counter moves
+    changed = CostModel(compiled, cache=cache)
+    assert changed.params[0] is not first.params[0]
+    assert _summaries(changed.predict(x)) == _summaries(CostModel(compiled).predict(x))
+    assert _summaries(changed.predict(x)) != before
+    copy = weight.clone()                           # equal data, another tensor
+    assert cache.source(copy) is not cache.source(weight)
+    assert cache.source(copy) is cache.source(copy)
+
+
+class _ScaledMatmul(torch.nn.Module):
+    """``x @ W`` with a parameter ``W`` (4x3) whose zeros the prediction depends on."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.tensor(
+            [[1.0, 0, 2], [0, 3, 0], [4, 0, 0], [0, 5, 6]]), requires_grad=False)
+
+    def forward(self, x):
+        return x @ self.weight
+
+
+def test_a_host_layout_op_is_keyed_by_what_it_computes():
+    """The same layout op in two compiles shares its result on Measured data; two ops of
+    one source that compute different things (slices at other offsets) do not."""
+    from fuseflow.apps import APPLICATIONS
+    from fuseflow.explore import CostModel
+    from fuseflow.explore.costmodel import layout_key
+
+    app = APPLICATIONS["gpt3"]
+    model, inputs = app.build("tiny")
+    plan = app.plan(model)
+    program = fuseflow.Program(model, inputs, plan)
+
+    compiles = [program.compile(plan.schedule("unfused", False, None)) for _ in range(2)]
+    ops, again = ([step[1] for step in CostModel(c)._steps if step[0] == "layout"]
+                  for c in compiles)
+    assert [layout_key(op) for op in ops] == [layout_key(op) for op in again]
+    slices = [op for op in ops if op.name == "tensor.extract_slice"]
+    assert len(slices) >= 2 and len({layout_key(op) for op in slices}) == len(
+        {str(op.attributes["static_offsets"]) for op in slices}) > 1

@@ -10,7 +10,14 @@ the cost model and simulates the best on Dask (``docs/explore.md``).
 import sys
 import types
 
-from fuseflow.explore.costmodel import CostModel, CostModelError, Density, Measured, predict
+from fuseflow.explore.costmodel import (
+    CostModel,
+    CostModelError,
+    Density,
+    Measured,
+    MeasuredCache,
+    predict,
+)
 from fuseflow.explore.explorer import Exploration, explore
 from fuseflow.explore.kernel import predict_graph
 from fuseflow.explore.prediction import BlockPrediction, KernelPrediction, Prediction
@@ -19,7 +26,7 @@ from fuseflow.explore.stats import LevelStats, TensorStats
 
 __all__ = [
     "BlockPrediction", "CostModel", "CostModelError", "Decision", "Density", "Exploration",
-    "KernelPrediction", "LevelStats", "Measured", "Prediction", "TensorStats", "explore",
+    "KernelPrediction", "LevelStats", "Measured", "MeasuredCache", "Prediction", "TensorStats", "explore",
     "predict", "predict_graph", "prune",
 ]
 

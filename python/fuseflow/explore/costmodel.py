@@ -58,7 +58,8 @@ class Measured:
     tree: FiberTree
     _by_format: dict = field(default_factory=dict, repr=False)
     derived: dict = field(default_factory=dict, repr=False)
-    """Host layout op -> the Measured result of applying it to this data."""
+    """:func:`layout_key` of a host layout op -> the Measured result of applying it to this
+    data."""
 
     def stats(self, fmt: TensorFormat) -> TensorStats:
         known = self._by_format.get(id(fmt))       # the same format object: no hashing
@@ -114,21 +115,50 @@ def source(value):
                          "density (float)")
 
 
+class MeasuredCache:
+    """The :class:`Measured` sources of tensors, to share between cost models: every compile
+    of one :class:`fuseflow.Program` binds the same parameter tensors, so cost models of its
+    configurations given one cache (``CostModel(compiled, cache=cache)``) measure each
+    parameter's statistics once per format for all of them (and apply a host layout op to
+    it once).
+
+    A tensor's entry is used while the tensor is the same object at the same version (torch
+    counts in-place changes in ``Tensor._version``; a change made through ``.data`` is not
+    counted): a new or changed tensor is measured again. Other values are not cached."""
+
+    def __init__(self):
+        self._entries: dict[int, tuple] = {}
+
+    def source(self, value):
+        """The statistics source of ``value`` (:func:`source`), measured once per tensor."""
+        if not isinstance(value, torch.Tensor):
+            return source(value)
+        known = self._entries.get(id(value))
+        if known is not None and known[0] is value and known[1] == value._version:
+            return known[2]
+        measured = source(value)
+        # The tensor is kept so that its id is not reused by another while cached.
+        self._entries[id(value)] = (value, value._version, measured)
+        return measured
+
+
 class CostModel:
     """The cost model of one compiled model; reads its module once, predicts many times.
 
-    Reuse :class:`Measured` inputs across calls to measure each input's statistics once.
-    A compiled kernel whose input statistics are the very objects of the previous call
-    (statistics are immutable) is not predicted again: its prediction is reused
-    (``reuse=False`` predicts every kernel). With the same :class:`Measured` inputs, a
-    repeated call reuses every kernel; with one input changed, the kernels that do not
-    depend on it.
+    Reuse :class:`Measured` inputs across calls to measure each input's statistics once,
+    and a :class:`MeasuredCache` across the cost models of one program's compiles
+    (``cache``) to measure its parameters' once. A compiled kernel whose input statistics
+    are the very objects of the previous call (statistics are immutable) is not predicted
+    again: its prediction is reused (``reuse=False`` predicts every kernel). With the same
+    :class:`Measured` inputs, a repeated call reuses every kernel; with one input changed,
+    the kernels that do not depend on it.
     """
 
-    def __init__(self, compiled, arch: Arch | None = None):
+    def __init__(self, compiled, arch: Arch | None = None, cache: MeasuredCache | None = None):
         self.arch = arch or Arch()
         self._costs = cost_table(self.arch)
-        self.params = [source(p) for p in compiled.params]
+        self.params = [(cache.source if cache is not None else source)(p)
+                       for p in compiled.params]
         self.input_names = list(compiled.input_names)
         fn = next(op.operation for op in compiled.module.body.operations
                   if op.operation.name == "func.func")
@@ -163,8 +193,8 @@ class CostModel:
             elif op.name in LAYOUT_OPS:
                 args = [read(list(op.operands)[0], op)]
                 fmt = intern(tensor_format(op.results[0].type))
-                self._steps.append(("layout", op, (fmt, DensityModel(fmt)), args,
-                                    _results(op, slot), [None, None]))
+                self._steps.append(("layout", op, (fmt, DensityModel(fmt), layout_key(op)),
+                                    args, _results(op, slot), [None, None]))
             elif op.name not in ("func.return", "tensor.empty", "arith.constant"):
                 raise CostModelError(f"{op.location}: op '{op.name}' outside a sam.graph; the "
                                      "cost model needs a module lowered with fuseflow-to-dataflow")
@@ -205,12 +235,12 @@ class CostModel:
                 for r, out in zip(results, kernel.outputs):
                     env[r] = _Estimated(out)
             else:
-                _, op, (fmt, model), (a,), (r,), last = step
+                _, op, (fmt, model, derived), (a,), (r,), last = step
                 src = env[a]
                 # An estimated source is a new wrapper per call: its statistics decide.
                 key = src.known if isinstance(src, _Estimated) else src
                 if not (reuse and not reference and last[0] is key):
-                    last[0], last[1] = key, layout_stats(op, fmt, src, model)
+                    last[0], last[1] = key, layout_stats(op, fmt, src, model, derived)
                 env[r] = last[1]
         return Prediction(kernels)
 
@@ -230,13 +260,24 @@ def predict(compiled, *inputs, arch: Arch | None = None) -> Prediction:
     return CostModel(compiled, arch).predict(*inputs)
 
 
-def layout_stats(op, fmt: TensorFormat, src, model: DensityModel | None = None):
-    """A host layout op on known data (memoized per source), or on statistics (density
-    preserved; ``model``: :class:`DensityModel` of ``fmt``, to predict many times)."""
+def layout_key(op) -> tuple:
+    """What a host layout op computes from its source: its name, result type and attributes
+    (the same for the op in every compile of one program: a :class:`Measured` parameter
+    shared by their cost models, :class:`MeasuredCache`, applies it once)."""
+    return (op.name, str(op.results[0].type),
+            tuple(sorted((name, str(op.attributes[name])) for name in op.attributes)))
+
+
+def layout_stats(op, fmt: TensorFormat, src, model: DensityModel | None = None,
+                 key: tuple | None = None):
+    """A host layout op on known data (memoized per source and :func:`layout_key`, ``key``
+    when known), or on statistics (density preserved; ``model``: :class:`DensityModel` of
+    ``fmt``, to predict many times)."""
     if isinstance(src, Measured):
-        if op not in src.derived:
-            src.derived[op] = Measured(apply(op, src.tree))
-        return src.derived[op]
+        key = key if key is not None else layout_key(op)
+        if key not in src.derived:
+            src.derived[key] = Measured(apply(op, src.tree))
+        return src.derived[key]
     if isinstance(src, Density):
         return src
     density = min(src.known.density, 1.0)

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fuseflow.explore.axes import block_shapes, default_axes, lane_factors
-from fuseflow.explore.costmodel import source
+from fuseflow.explore.costmodel import MeasuredCache, source
 from fuseflow.explore.evaluate import OBJECTIVES, Cost, KernelEvaluator, Option, pareto
 from fuseflow.explore.joint import joint_search
 from fuseflow.explore.opgraph import program_graph
@@ -295,9 +295,10 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
                                             progress=progress)
     else:
         measured = [source(t) for t in inputs]
+        cache = MeasuredCache()
         results = {}
         for p in points:
-            results[p.name] = predict_point(program, payload, p, arch, measured)
+            results[p.name] = predict_point(program, payload, p, arch, measured, cache)
             if progress:
                 progress(p.name, False)
         counters = {"cached": 0, "simulated": 0, "predicted": len(points),

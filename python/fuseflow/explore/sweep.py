@@ -200,11 +200,13 @@ def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
             "seconds": time.perf_counter() - start}
 
 
-def predict_point(program, spec: Payload, point: Point, arch=None, measured=None) -> dict:
+def predict_point(program, spec: Payload, point: Point, arch=None, measured=None,
+                  cache=None) -> dict:
     """Compiles ``point`` and predicts it with the cost model instead of simulating (for
     models too large to simulate): the same fields as :func:`simulate_point`, ``source``
     ``"cost model"``. ``measured``: the inputs' :class:`~fuseflow.explore.Measured`
-    statistics, shared between points."""
+    statistics, and ``cache``: a :class:`~fuseflow.explore.MeasuredCache` of the
+    parameters' statistics, shared between points."""
     import time
 
     from fuseflow.explore.costmodel import CostModel, source
@@ -214,7 +216,7 @@ def predict_point(program, spec: Payload, point: Point, arch=None, measured=None
         program = _reassociated(program, point.reassociated)
     compiled = program.compile(point.schedule(spec.formats))
     inputs = measured if measured is not None else [source(t) for t in spec.inputs]
-    pred = CostModel(compiled, arch).predict(*inputs)
+    pred = CostModel(compiled, arch, cache).predict(*inputs)
     kernels = [{"name": info.name, "order": list(info.schedule.order),
                 "parallel": [list(p) for p in info.schedule.parallel],
                 "block": list(info.schedule.block), "cycles": k.cycles}

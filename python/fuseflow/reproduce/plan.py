@@ -95,7 +95,7 @@ class _Prepared:
 
     def __init__(self, app, preset: str, dataset: str, seed: int, layers: int | None):
         import fuseflow
-        from fuseflow.explore import Measured
+        from fuseflow.explore import Measured, MeasuredCache
         from fuseflow.sim.formats import FiberTree
 
         start = time.perf_counter()
@@ -103,6 +103,8 @@ class _Prepared:
         self.plan = app.plan(self.model)
         self.program = fuseflow.Program(self.model, self.inputs, self.plan)
         self.measured = [Measured(FiberTree.from_torch(t.detach())) for t in self.inputs]
+        self.cache = MeasuredCache()
+        """The parameters' statistics, measured by the first level predicted, shared by all."""
         self.compiled = None
         """The last configuration predicted."""
         self.shared_seconds = time.perf_counter() - start
@@ -115,7 +117,7 @@ class _Prepared:
         compiled = self.program.compile(self.plan.schedule(level, dense_weights, {}))
         compiled_at = time.perf_counter()
         self.compiled = compiled
-        summary = CostModel(compiled).predict(*self.measured)
+        summary = CostModel(compiled, cache=self.cache).predict(*self.measured)
         totals = {k: round(summary.total(k)) if k != "cycles" else round(summary.cycles)
                   for k in ("ops", "cycles")}
         totals["tokens"] = round(sum(k.tokens for k in summary.kernels))
