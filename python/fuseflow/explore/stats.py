@@ -214,23 +214,27 @@ def _measure_array(array: np.ndarray, fmt: TensorFormat) -> TensorStats:
             axes[(d, "id")] = len(split)
             split.append(n)
     mask = array.reshape(split).transpose([axes[(lv.dim, lv.kind)] for lv in fmt.levels]) != 0
-    nonempty = [mask]                      # per level: prefixes holding a nonzero
-    for _ in fmt.levels[1:]:
-        nonempty.insert(0, nonempty[0].any(axis=-1))
     stored = np.ones((), dtype=bool)       # the root reference
+    every = True                           # every prefix of the level above is stored
     per_level = []
-    for spec, holds in zip(fmt.levels, nonempty):
-        size = holds.shape[-1]
+    for lv, spec in enumerate(fmt.levels):
+        size = mask.shape[lv]
+        shape = mask.shape[:lv + 1]
         parents = int(np.count_nonzero(stored))
         if spec.format == "dense":
             counts = np.full(parents, size, dtype=np.int64)
             coords = np.full(size, float(parents))
-            stored = np.broadcast_to(stored[..., None], holds.shape)
+            stored = np.broadcast_to(stored[..., None], shape)
         else:
-            parent, stored = stored, stored[..., None] & holds
-            counts = np.asarray(stored.sum(axis=-1, dtype=np.int64))[parent]
-            coords = (stored.reshape(-1, size).sum(axis=0, dtype=np.int64) if size
+            # Prefixes holding a nonzero, kept under stored parents.
+            holds = mask.any(axis=tuple(range(lv + 1, mask.ndim))) if lv + 1 < mask.ndim \
+                else mask
+            parent, stored = stored, holds if every else stored[..., None] & holds
+            counts = np.asarray(np.count_nonzero(stored, axis=-1))
+            counts = (counts.reshape(-1) if every else counts[parent]).astype(np.int64)
+            coords = (np.count_nonzero(stored.reshape(-1, size), axis=0) if size
                       else np.zeros(0, dtype=np.int64)).astype(float)
+            every = False
         per_level.append((counts, coords))
     return _assemble(fmt, per_level, float(np.count_nonzero(stored)),
                      float(np.count_nonzero(mask)))
