@@ -1,0 +1,199 @@
+"""Speed of the static cost model at the published preset, against the simulations of the
+published sweep (``docs/costmodel.md``, issue 12).
+
+For every application × data set of ``--points`` (the published sweep's ``points.json``),
+builds and imports the model once (as ``fuseflow reproduce --plan`` does,
+:mod:`fuseflow.reproduce.plan`; GPT-3 as its simulated models of 1 and 2 decoders), then per
+fusion configuration compiles it and times with ``time.process_time()``:
+
+- ``first_predict_seconds``: ``CostModel(compiled, cache=cache).predict(*measured)``, the
+  first prediction of the configuration: reading the module, measuring the statistics of
+  inputs and parameters in the formats its kernels bind them (unless an earlier configuration
+  of the same model measured them: the inputs' ``Measured`` objects and the parameters'
+  ``MeasuredCache`` are shared by the configurations, as in a plan or an exploration), host
+  layout ops on data, and walking every kernel;
+- ``predict_seconds``: ``predict(*measured, reuse=False)`` repeated on the same cost model:
+  every kernel predicted again from statistics already measured (what each further
+  configuration or schedule of an exploration pays), one call after the ones that compile
+  the kernels (``kernel.COMPILE_AFTER``).
+
+Both are compared with the point's ``simulate_seconds`` from ``points.json``: *wall* seconds of
+the fast engine's simulation during the published sweep (under a load of 3-6 on the 2-core
+development machine), not measured again here. Prints a table and writes JSON.
+
+    python bench/bench_costmodel_published.py                   # all four applications
+    python bench/bench_costmodel_published.py --apps sae gcn --datasets imagenet cora
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_POINTS = RESULTS / "reproduce_published" / "points.json"
+DEFAULT_JSON = RESULTS / "costmodel_published.json"
+FUSIONS = ("unfused", "partial", "full")
+"""The fusion configurations in the order each model is predicted (the first one measures the
+statistics the others share)."""
+
+TIMING = {
+    "clock": "time.process_time(): CPU seconds of this process (one process, one worker)",
+    "build_seconds": "app.build, app.plan and fuseflow.Program (import), once per model, "
+                     "shared by its configurations; not part of any prediction time",
+    "input_seconds": "the inputs as FiberTrees (Measured wrappers), once per model; not part "
+                     "of any prediction time (their statistics are measured in the first "
+                     "prediction that binds them)",
+    "compile_seconds": "program.compile(plan.schedule(level)), per configuration; not part of "
+                       "any prediction time",
+    "first_predict_seconds": "CostModel(compiled, cache=cache) and its first predict(*measured): "
+                             "statistics of inputs and parameters measured in the formats the "
+                             "kernels bind (once per model and format: later configurations "
+                             "of the same model find them measured), host layout ops on data, "
+                             "every kernel walked",
+    "predict_seconds": "predict(*measured, reuse=False) on the same cost model, after the "
+                       "calls that compile its kernels: every kernel predicted from "
+                       "statistics already measured",
+    "simulate_seconds": "from points.json: wall seconds of compiled.simulate (fast engine) "
+                        "in the published sweep, under a load of 3-6 on 2 cores; not "
+                        "re-measured",
+    "extrapolated": "GPT-3: the models of 1 and 2 decoders are built, predicted and simulated; "
+                    "every time is the sum over both",
+}
+
+
+def _clock() -> float:
+    return time.process_time()
+
+
+def published_groups(points: dict, apps, datasets) -> dict:
+    """``(app, dataset) -> {fusion: point}`` of the published points that simulated."""
+    groups: dict = {}
+    for point in points.values():
+        if point["preset"] != "published" or point["dense_weights"] or point["status"] != "ok":
+            continue
+        if point["app"] not in apps or point.get("simulate_seconds") is None:
+            continue
+        if datasets and point["dataset"] not in datasets:
+            continue
+        groups.setdefault((point["app"], point["dataset"]), {})[point["fusion"]] = point
+    return {key: dict(sorted(group.items(), key=lambda item: FUSIONS.index(item[0])))
+            for key, group in groups.items()}
+
+
+class _Model:
+    """One built model of a group (GPT-3: one of its simulated depths)."""
+
+    def __init__(self, app, dataset: str, seed: int, layers):
+        import fuseflow
+        from fuseflow.explore import Measured, MeasuredCache
+        from fuseflow.sim.formats import FiberTree
+
+        start = _clock()
+        model, inputs = app.build("published", dataset, seed, layers)
+        self.plan = app.plan(model)
+        self.program = fuseflow.Program(model, inputs, self.plan)
+        self.build_seconds = _clock() - start
+        start = _clock()
+        self.measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
+        self.input_seconds = _clock() - start
+        self.cache = MeasuredCache()
+
+    def time(self, fusion: str) -> dict:
+        from fuseflow.explore import CostModel
+        from fuseflow.explore.kernel import COMPILE_AFTER
+
+        start = _clock()
+        compiled = self.program.compile(self.plan.schedule(fusion, False, {}))
+        compile_seconds = _clock() - start
+        start = _clock()
+        model = CostModel(compiled, cache=self.cache)
+        first = model.predict(*self.measured)
+        first_seconds = _clock() - start
+        for _ in range(COMPILE_AFTER):
+            model.predict(*self.measured)
+        start = _clock()
+        again = model.predict(*self.measured, reuse=False)
+        predict_seconds = _clock() - start
+        return {"compile_seconds": compile_seconds, "first_predict_seconds": first_seconds,
+                "predict_seconds": predict_seconds, "kernels": len(first.kernels),
+                "tokens": sum(k.tokens for k in again.kernels), "cycles": again.cycles}
+
+
+def measure_group(app_name: str, dataset: str, points: dict, seed: int) -> list[dict]:
+    """Rows of one application × data set: one build, every configuration of ``points``."""
+    from fuseflow.apps import get_application
+    from fuseflow.apps.layers import extrapolation
+
+    app = get_application(app_name)
+    depths = (1, 2) if extrapolation(app, "published") else (None,)
+    models = [_Model(app, dataset, seed, depth) for depth in depths]
+    rows = []
+    for fusion, point in points.items():
+        parts = [m.time(fusion) for m in models]
+        row = {"point": f"{app_name}/{dataset}/{fusion}", "app": app_name, "dataset": dataset,
+               "fusion": fusion, "depths": [d for d in depths if d is not None],
+               "build_seconds": sum(m.build_seconds for m in models),
+               "input_seconds": sum(m.input_seconds for m in models),
+               "simulate_seconds": point["simulate_seconds"],
+               "simulated_tokens": point.get("simulated_tokens", point["tokens"])}
+        for key in ("compile_seconds", "first_predict_seconds", "predict_seconds", "tokens",
+                    "cycles"):
+            row[key] = sum(p[key] for p in parts)
+        row["kernels"] = parts[-1]["kernels"]
+        row["first_speedup"] = row["simulate_seconds"] / row["first_predict_seconds"]
+        row["speedup"] = row["simulate_seconds"] / row["predict_seconds"]
+        rows.append(row)
+        _print_row(row)
+    return rows
+
+
+def summarize(rows: list[dict]) -> dict:
+    """Min, median and max of both ratios; how many reach 1000x."""
+    out = {"points": len(rows)}
+    for key in ("first_speedup", "speedup"):
+        values = sorted(r[key] for r in rows)
+        out[key] = {"min": values[0], "median": statistics.median(values), "max": values[-1],
+                    "at_least_1000x": sum(v >= 1000.0 for v in values)}
+    return out
+
+
+def _print_row(row: dict) -> None:
+    print(f"{row['point']:28s} sim {row['simulate_seconds']:9.3f} s  first predict "
+          f"{row['first_predict_seconds']:8.4f} s  x{row['first_speedup']:<9.0f} predict "
+          f"{row['predict_seconds']:8.4f} s  x{row['speedup']:.0f}", flush=True)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--apps", nargs="+", default=["sae", "gcn", "graphsage", "gpt3"])
+    parser.add_argument("--datasets", nargs="+", default=None,
+                        help="only these data sets (default: all)")
+    parser.add_argument("--points", type=Path, default=DEFAULT_POINTS)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+
+    points = json.loads(args.points.read_text())["points"]
+    rows = []
+    for (app, dataset), group in published_groups(points, args.apps, args.datasets).items():
+        rows.extend(measure_group(app, dataset, group, args.seed))
+    summary = summarize(rows)
+    for key, what in (("first_speedup", "first prediction"), ("speedup", "repeated prediction")):
+        s = summary[key]
+        print(f"{what}: {s['min']:.0f}x .. {s['max']:.0f}x (median {s['median']:.0f}x), "
+              f">=1000x on {s['at_least_1000x']} of {summary['points']}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"timing": TIMING, "points_file": str(args.points.name),
+                                     "summary": summary, "rows": rows}, indent=1))
+    print(f"wrote {args.json}")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
