@@ -18,12 +18,13 @@ while simulating the kernel beyond what the run keeps (the results), which the b
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import threading
 import time
 import warnings
 from pathlib import Path
+
+from bench_common import write_json
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "chunked.json"
 
@@ -155,9 +156,7 @@ def main() -> None:
             print(f"{name:<40} {budget or '-':>10} {row['seconds']:>9.1f} {row['rss_before_gib']:>10.2f} "
                   f"{row['rss_peak_gib']:>7.2f} {row['sim_growth_gib']:>7.2f} "
                   f"{row['engine_peak_gib'] or 0:>7.2f} {tail}", flush=True)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    print(f"wrote {args.json}")
+    write_json(args.json, rows)
 
 
 if __name__ == "__main__":

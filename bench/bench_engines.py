@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import multiprocessing
 import resource
 import time
 import warnings
 from pathlib import Path
+
+from bench_common import write_json
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "engines.json"
 SPMM_SPARSITY = 0.9
@@ -141,9 +142,7 @@ def main() -> None:
                "speedup_best": round(ref["seconds_best"] / fast["seconds_best"], 1) if ref else None}
         rows.append(row)
         _print_row(row, header=len(rows) == 1)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    print(f"wrote {args.json}")
+    write_json(args.json, rows)
 
 
 def _print_row(row: dict, header: bool) -> None:

@@ -27,6 +27,8 @@ import time
 import warnings
 from pathlib import Path
 
+from bench_common import write_json
+
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "view.json"
 KINDS = ("scan", "repsiggen", "repeat", "intersect", "array", "alu", "reduce", "spacc",
          "crddrop", "level_write", "value_write", "locate", "union")
@@ -177,8 +179,7 @@ def main(argv=None) -> int:
     print(" | ".join(keys))
     for r in rows:
         print(" | ".join(str(r.get(k)) for k in keys))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
+    write_json(args.json, rows)
     return 0
 
 

@@ -13,10 +13,11 @@ Prints one row per data set and writes JSON.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
+
+from bench_common import write_json
 
 DEFAULT_JSON = Path(__file__).parent / "results" / "neighbour_row_size.json"
 
@@ -52,9 +53,7 @@ def main() -> None:
         rows.append(row)
         print(f"{name:<10} {row['nodes']:>10,} {row['edges']:>11,} {row['mean_degree']:>12.2f} "
               f"{row['mean_neighbour_row_size']:>14.1f} {row['max_degree']:>11,}", flush=True)
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    print(f"wrote {args.json}")
+    write_json(args.json, rows)
 
 
 if __name__ == "__main__":

@@ -77,8 +77,6 @@ def first_unit_kernels(one, two, one_inputs, two_inputs) -> int | None:
     prints as the op in the same position of ``two``'s (SSA names renumbered in order of
     appearance; function arguments compared by name), and the inputs and parameters those ops
     read hold equal data (``*_inputs``: the forward's inputs, then ``compiled.params``)."""
-    import torch
-
     ops_one, args_one = _main_ops(one)
     ops_two, args_two = _main_ops(two)
     body = ops_one[:-1]                       # the last op is the return
@@ -93,7 +91,7 @@ def first_unit_kernels(one, two, one_inputs, two_inputs) -> int | None:
     data_two = dict(zip(two.input_names, [*two_inputs, *two.params]))
     for name in read_one:
         a, b = data_one.get(name), data_two.get(name)
-        if a is None or b is None or not _same_tensor(torch, a, b):
+        if a is None or b is None or not _same_tensor(a, b):
             return None
     return sum(op.operation.name == "sam.graph" for op in body)
 
@@ -129,8 +127,10 @@ def _canonical(ops, arguments: dict[str, str]) -> tuple[list[str], str]:
     return read, text
 
 
-def _same_tensor(torch, a, b) -> bool:
+def _same_tensor(a, b) -> bool:
     """Whether two tensors (dense or sparse) hold the same shape, layout and values."""
+    import torch
+
     if a.shape != b.shape or a.layout != b.layout:
         return False
     if a.layout != torch.strided:
