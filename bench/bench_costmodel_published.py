@@ -17,12 +17,19 @@ fusion configuration compiles it and times with ``time.process_time()``:
   configuration or schedule of an exploration pays), one call after the ones that compile
   the kernels (``kernel.COMPILE_AFTER``).
 
-Both are compared with the point's ``simulate_seconds`` from ``points.json``: *wall* seconds of
-the fast engine's simulation during the published sweep (under a load of 3-6 on the 2-core
-development machine), not measured again here. Prints a table and writes JSON.
+Both are compared with the point's simulation time. ``--simulate-below SECONDS`` (default 30)
+simulates again, here, every configuration whose ``simulate_seconds`` in ``points.json`` is below
+``SECONDS``: ``compiled.simulate(..., engine="fast")`` on the compiled configuration the cost
+model predicted, timed in CPU seconds with ``time.process_time()``, under the host-heap policy
+of the ``fuseflow`` command (``bench_sim_point.py``'s helpers); the first of them is simulated
+once untimed before (the engine's first simulation in a process loads its numba kernels). The
+other points keep ``points.json``'s ``simulate_seconds``: *wall* seconds of the fast engine's
+simulation during the published sweep (under a load of 3-6 on the 2-core development machine).
+Each row says which (``simulate_source``). Prints a table and writes JSON.
 
     python bench/bench_costmodel_published.py                   # all four applications
     python bench/bench_costmodel_published.py --apps sae gcn --datasets imagenet cora
+    python bench/bench_costmodel_published.py --simulate-below 0   # sweep times only
 """
 
 from __future__ import annotations
@@ -33,6 +40,9 @@ import statistics
 import time
 import warnings
 from pathlib import Path
+
+from bench_common import write_json
+from bench_sim_point import timed_simulation, use_host_heap_policy
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_POINTS = RESULTS / "reproduce_published" / "points.json"
@@ -58,9 +68,13 @@ TIMING = {
     "predict_seconds": "predict(*measured, reuse=False) on the same cost model, after the "
                        "calls that compile its kernels: every kernel predicted from "
                        "statistics already measured",
-    "simulate_seconds": "from points.json: wall seconds of compiled.simulate (fast engine) "
-                        "in the published sweep, under a load of 3-6 on 2 cores; not "
-                        "re-measured",
+    "simulate_seconds": "simulate_source 'measured': CPU seconds (time.process_time) of "
+                        "compiled.simulate (fast engine) of the predicted configuration, "
+                        "in this run, under the fuseflow command's host-heap policy; "
+                        "'sweep': points.json's simulate_seconds, wall seconds in the "
+                        "published sweep under a load of 3-6 on 2 cores",
+    "sweep_simulate_seconds": "points.json's simulate_seconds (wall, published sweep), kept "
+                              "for every row",
     "extrapolated": "GPT-3: the models of 1 and 2 decoders are built, predicted and simulated; "
                     "every time is the sum over both",
 }
@@ -85,6 +99,27 @@ def published_groups(points: dict, apps, datasets) -> dict:
             for key, group in groups.items()}
 
 
+class _Simulations:
+    """Which configurations are simulated again (sweep time below ``below`` seconds), and
+    their timed simulations. The first one is run once untimed before it is timed: the fast
+    engine's first simulation in a process loads (or, on a new checkout, compiles) its numba
+    kernels, seconds that no later simulation pays."""
+
+    def __init__(self, below: float):
+        self.below = below
+        self.warm = False
+
+    def wanted(self, point: dict) -> bool:
+        return point["simulate_seconds"] < self.below
+
+    def run(self, compiled, inputs):
+        """``(result, cpu_seconds)`` of the fast engine's simulation (:func:`timed_simulation`)."""
+        if not self.warm:
+            timed_simulation(compiled, inputs)
+            self.warm = True
+        return timed_simulation(compiled, inputs)
+
+
 class _Model:
     """One built model of a group (GPT-3: one of its simulated depths)."""
 
@@ -99,11 +134,14 @@ class _Model:
         self.program = fuseflow.Program(model, inputs, self.plan)
         self.build_seconds = _clock() - start
         start = _clock()
+        self.inputs = inputs
         self.measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
         self.input_seconds = _clock() - start
         self.cache = MeasuredCache()
 
-    def time(self, fusion: str) -> dict:
+    def time(self, fusion: str, simulate: _Simulations | None) -> dict:
+        """Compile and prediction times of one configuration, and (``simulate`` given) the CPU
+        seconds and cycles of its simulation after the predictions."""
         from fuseflow.explore import CostModel
         from fuseflow.explore.kernel import COMPILE_AFTER
 
@@ -119,13 +157,19 @@ class _Model:
         start = _clock()
         again = model.predict(*self.measured, reuse=False)
         predict_seconds = _clock() - start
-        return {"compile_seconds": compile_seconds, "first_predict_seconds": first_seconds,
-                "predict_seconds": predict_seconds, "kernels": len(first.kernels),
-                "tokens": sum(k.tokens for k in again.kernels), "cycles": again.cycles}
+        out = {"compile_seconds": compile_seconds, "first_predict_seconds": first_seconds,
+               "predict_seconds": predict_seconds, "kernels": len(first.kernels),
+               "tokens": sum(k.tokens for k in again.kernels), "cycles": again.cycles}
+        if simulate is not None:
+            result, out["simulate_seconds"] = simulate.run(compiled, self.inputs)
+            out["simulated_cycles"] = int(result.cycles)
+        return out
 
 
-def measure_group(app_name: str, dataset: str, points: dict, seed: int) -> list[dict]:
-    """Rows of one application × data set: one build, every configuration of ``points``."""
+def measure_group(app_name: str, dataset: str, points: dict, seed: int,
+                  simulations: _Simulations) -> list[dict]:
+    """Rows of one application × data set: one build, every configuration of ``points``; those
+    ``simulations`` wants are simulated again."""
     from fuseflow.apps import get_application
     from fuseflow.apps.layers import extrapolation
 
@@ -134,15 +178,20 @@ def measure_group(app_name: str, dataset: str, points: dict, seed: int) -> list[
     models = [_Model(app, dataset, seed, depth) for depth in depths]
     rows = []
     for fusion, point in points.items():
-        parts = [m.time(fusion) for m in models]
+        simulate = simulations.wanted(point)
+        parts = [m.time(fusion, simulations if simulate else None) for m in models]
         row = {"point": f"{app_name}/{dataset}/{fusion}", "app": app_name, "dataset": dataset,
                "fusion": fusion, "depths": [d for d in depths if d is not None],
                "build_seconds": sum(m.build_seconds for m in models),
                "input_seconds": sum(m.input_seconds for m in models),
+               "simulate_source": "measured" if simulate else "sweep",
                "simulate_seconds": point["simulate_seconds"],
+               "sweep_simulate_seconds": point["simulate_seconds"],
                "simulated_tokens": point.get("simulated_tokens", point["tokens"])}
-        for key in ("compile_seconds", "first_predict_seconds", "predict_seconds", "tokens",
-                    "cycles"):
+        keys = ["compile_seconds", "first_predict_seconds", "predict_seconds", "tokens", "cycles"]
+        if simulate:
+            keys += ["simulate_seconds", "simulated_cycles"]
+        for key in keys:
             row[key] = sum(p[key] for p in parts)
         row["kernels"] = parts[-1]["kernels"]
         row["first_speedup"] = row["simulate_seconds"] / row["first_predict_seconds"]
@@ -154,7 +203,8 @@ def measure_group(app_name: str, dataset: str, points: dict, seed: int) -> list[
 
 def summarize(rows: list[dict]) -> dict:
     """Min, median and max of both ratios; how many reach 1000x."""
-    out = {"points": len(rows)}
+    out = {"points": len(rows),
+           "simulate_measured": sum(r["simulate_source"] == "measured" for r in rows)}
     for key in ("first_speedup", "speedup"):
         values = sorted(r[key] for r in rows)
         out[key] = {"min": values[0], "median": statistics.median(values), "max": values[-1],
@@ -163,7 +213,8 @@ def summarize(rows: list[dict]) -> dict:
 
 
 def _print_row(row: dict) -> None:
-    print(f"{row['point']:28s} sim {row['simulate_seconds']:9.3f} s  first predict "
+    print(f"{row['point']:28s} sim {row['simulate_seconds']:9.3f} s "
+          f"({row['simulate_source']:8s}) first predict "
           f"{row['first_predict_seconds']:8.4f} s  x{row['first_speedup']:<9.0f} predict "
           f"{row['predict_seconds']:8.4f} s  x{row['speedup']:.0f}", flush=True)
 
@@ -176,22 +227,28 @@ def main(argv=None) -> dict:
     parser.add_argument("--points", type=Path, default=DEFAULT_POINTS)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument("--simulate-below", type=float, default=30.0, metavar="SECONDS",
+                        help="simulate again (CPU seconds, this machine) every configuration "
+                             "whose sweep simulation took less than SECONDS (default 30; 0: "
+                             "use the sweep's times only)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
+    heap_policy = use_host_heap_policy() if args.simulate_below > 0 else False
+    simulations = _Simulations(args.simulate_below)
 
     points = json.loads(args.points.read_text())["points"]
     rows = []
     for (app, dataset), group in published_groups(points, args.apps, args.datasets).items():
-        rows.extend(measure_group(app, dataset, group, args.seed))
+        rows.extend(measure_group(app, dataset, group, args.seed, simulations))
     summary = summarize(rows)
     for key, what in (("first_speedup", "first prediction"), ("speedup", "repeated prediction")):
         s = summary[key]
         print(f"{what}: {s['min']:.0f}x .. {s['max']:.0f}x (median {s['median']:.0f}x), "
               f">=1000x on {s['at_least_1000x']} of {summary['points']}")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"timing": TIMING, "points_file": str(args.points.name),
-                                     "summary": summary, "rows": rows}, indent=1))
-    print(f"wrote {args.json}")
+    write_json(args.json, {"timing": TIMING, "points_file": str(args.points.name),
+                           "simulate_below": args.simulate_below,
+                           "host_heap_policy": heap_policy,
+                           "summary": summary, "rows": rows})
     return summary
 
 
