@@ -252,7 +252,8 @@ def test_accumulator_draws_coordinates_without_replacement(monkeypatch):
     # 10 distinct draws out of 12 coordinates, one of which holds the key: it is missed
     # with probability 2/12 (binomial: (11/12)^10 = 0.42).
     assert joins.misses(np.array([10.0]), np.array([1 / 12]), 12)[0, 0] == pytest.approx(2 / 12)
-    monkeypatch.setattr(rules, "held", lambda w, d, q, population: joins.held(w, d, q, 0.0))
+    monkeypatch.setattr(rules, "held",
+                        lambda w, d, q, population, groups=None: joins.held(w, d, q, 0.0, groups))
     binomial, _ = errors()
     assert binomial < -0.05
 

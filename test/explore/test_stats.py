@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflow.explore import TensorStats
-from fuseflow.explore.stats import THREADED_DOT, dot
+from fuseflow.explore.stats import THREADED_DOT, coord_groups, dot
 from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
 
 # The worked example of shared/reference/sam-streams.md: 3x4, row 1 empty.
@@ -138,3 +138,33 @@ def test_dot_products_are_exact_to_rounding_on_either_side_of_the_threaded_size(
         assert dot(a, b) == float(np.add.reduce(a * b))
     else:
         assert dot(a, b) == float(a @ b)
+
+
+def test_coordinate_groups_group_equal_counts_once_per_level():
+    cols = TensorStats.measure(B, TensorFormat.csr(B.shape)).levels[1]   # coords [1, 2, 0, 2]
+    index, counts, first = coord_groups(cols)
+    assert index.tolist() == [1, 2, 0, 2]           # values 0, 1, 2 ascending
+    assert counts.tolist() == [1, 1, 2]
+    assert cols.coords[first].tolist() == [0, 1, 2]
+    assert coord_groups(cols) is coord_groups(cols)  # kept on the level
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_held_keys_from_known_groups_equal_held_grouping_them_itself(keys, sizes, seed):
+    """``held`` evaluating each group of equal ``q`` once (groups given, as a scan's
+    histogram of measured counts passes them) gives what it computes per key or by grouping
+    ``q`` itself, to rounding."""
+    from fuseflow.explore.joins import held
+    from fuseflow.explore.stats import LevelStats
+
+    rng = np.random.default_rng(seed)
+    coords = rng.integers(0, 5, keys).astype(float)
+    level = LevelStats(1.0, float(coords.sum()), 0.0, keys, coords)
+    q = np.minimum(coords * (0.7 / max(coords.max(), 1.0)), 1.0)
+    weights = rng.random(sizes)
+    draws = rng.integers(1, 40, sizes).astype(float)
+    want = held(weights, draws, q, 50.0)
+    got = held(weights, draws, q, 50.0, coord_groups(level))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * float(np.max(b)))

@@ -50,21 +50,28 @@ class Unsupported(Exception):
 
 class _Sym:
     """One level of a stream at compile time: each field a float constant, ``None``
-    (``hist``/``sizes`` known absent) or the name of a variable of the emitted code."""
+    (``hist``/``sizes`` known absent) or the name of a variable of the emitted code.
+    ``groups``: what the equal entries of ``hist`` are known from (a name for
+    :func:`rules.hist_groups`; None: not known), kept while ``hist`` is only scaled."""
 
-    __slots__ = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes", "obj")
+    __slots__ = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes", "obj",
+                 "groups")
     FIELDS = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes")
 
     def __init__(self, items, nulls=0.0, stops=0.0, bare=0.0, size=0.0, nonzero=1.0,
-                 hist=None, sizes=None, obj=None):
+                 hist=None, sizes=None, obj=None, groups=None):
         self.items, self.nulls, self.stops, self.bare = items, nulls, stops, bare
         self.size, self.nonzero, self.hist, self.sizes = size, nonzero, hist, sizes
         self.obj = obj          # a variable holding this level as a Level object, if built
+        self.groups = groups
 
     def with_(self, **changes) -> "_Sym":
+        """A copy with ``changes``; a new ``hist`` drops the groups unless ``groups`` is
+        given."""
+        groups = changes.pop("groups", None if "hist" in changes else self.groups)
         fields = {name: getattr(self, name) for name in self.FIELDS}
         fields.update(changes)
-        return _Sym(**fields)
+        return _Sym(**fields, groups=groups)
 
 
 _NAME = re.compile(r"\b[vk]\d+\b")
@@ -413,7 +420,7 @@ def _emit(block: Block, ins, code: _Code, counters, written, formats, stats_leve
             hist = code.let(f"None if {value.hist} is None else {value.hist} * "
                             f"{code.lit(scale)}")
         level = last.with_(nulls=code.mul(last.items, share), nonzero=value.nonzero,
-                           size=value.size, hist=hist)
+                           size=value.size, hist=hist, groups=value.groups)
         return [signal[:-1] + (level,)], code.tokens(last), 1.0
     if kind == "array":
         refs = ins[0][-1]
@@ -470,7 +477,8 @@ def _emit(block: Block, ins, code: _Code, counters, written, formats, stats_leve
         if o.hist is not None:
             hist = code.let(f"None if {o.hist} is None else {o.hist} * (1.0 - "
                             f"{code.lit(drop)})")
-        kept = o.with_(items=code.sub(o.items, dropped), bare=code.add(o.bare, gone), hist=hist)
+        kept = o.with_(items=code.sub(o.items, dropped), bare=code.add(o.bare, gone), hist=hist,
+                       groups=o.groups)
         i = inner[-1]
         level = _Sym(i.items, i.nulls, code.add(kept.items, kept.bare), code.add(0.0, kept.bare),
                      i.size)
@@ -500,7 +508,7 @@ def _emit(block: Block, ins, code: _Code, counters, written, formats, stats_leve
         if last.hist is not None:
             hist = code.let(f"None if {last.hist} is None else {last.hist} / {code.lit(lanes)}")
         lane = last.with_(items=code.div0(last.items, lanes), nulls=code.div0(last.nulls, lanes),
-                          hist=hist)
+                          hist=hist, groups=last.groups)
         return [ins[0][:-1] + (lane,)] * len(block.outputs), code.tokens(last), 1.0
     if kind == "join":
         lanes = ins[1:]
@@ -515,7 +523,8 @@ def _emit(block: Block, ins, code: _Code, counters, written, formats, stats_leve
         steps = code.tokens(lanes[0][-1])
         for p in lanes[1:]:
             steps = code.add(steps, code.tokens(p[-1]))
-        return [lanes[0][:-1] + (first.with_(items=items, nulls=nulls, hist=hist),)], steps, 1.0
+        return [lanes[0][:-1] + (first.with_(items=items, nulls=nulls, hist=hist,
+                                             groups=first.groups),)], steps, 1.0
     if kind in ("intersect", "union"):
         return _emit_joiner(block, ins, code)
     if kind == "spacc":
@@ -561,27 +570,36 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
                 f"    {items} = {code.lit(data)} * {mean}",
                 f"    {empty} = {code.lit(data)} * {fraction}",
                 f"    {sizes} = None"]))
+    groups = None
     if fmt == "dense":
         if not size:
             hist = None
-        elif isinstance(data, float):
-            hist = code.const(np.full(int(size), data))
         else:
-            hist = code.let(f"np.full({int(size)}, {data})")
+            hist = code.const(np.full(int(size), data)) if isinstance(data, float) \
+                else code.let(f"np.full({int(size)}, {data})")
+            groups = code.const(_one_group(int(size)))
     else:
-        lv = stats_level(int(tensor), int(block.attrs["level"]))
+        t = int(tensor)
+        lv = stats_level(t, int(block.attrs["level"]))
         coords, total = attr(lv, "coords"), attr(lv, "items")
         hist = code.let(f"{coords} * ({code.lit(items)} / {total}) "
                         f"if {coords} is not None and {total} else None")
+        # Measured counts are grouped once per tensor (rules.hist_groups), estimated ones not.
+        groups = code.let(f"{lv} if {_input(code, formats, t)}.measured else None")
     level = _Sym(code.add(items, parent.nulls), parent.nulls,
                  code.add(parent.items, parent.bare), code.add(empty, parent.bare), size, 1.0,
-                 hist, sizes)
+                 hist, sizes, groups=groups)
     if fmt != "dense":
         counters["crd_reads"] = items
         if fmt != "singleton":
             counters["ref_reads"] = code.mul(2.0, data)
     profile = ins[0] + (level,)
     return [profile, profile], code.tokens(level), 1.0
+
+
+def _one_group(size: int) -> tuple:
+    """The groups (:func:`rules.hist_groups`) of a histogram of ``size`` equal entries."""
+    return (np.zeros(size, dtype=np.intp), np.array([size]), np.array([0]))
 
 
 _SETS = {"spacc": ("ops",)}
@@ -690,7 +708,8 @@ def _emit_spacc(block, ins, code: _Code, counters):
     counters["ops"] = code.data(values[-1])
     steps = code.tokens(values[-1])
     crds = [ins[j][-1] for j in range(n)]
-    arrays = [_tuple(code, (c.hist, code.data(c), c.size)) for c in crds]
+    arrays = [_tuple(code, (c.hist, code.data(c), c.size)
+                     + ((c.groups,) if c.groups is not None else ())) for c in crds]
     names = [code.fresh() for _ in range(4 * n)]
     args = ", ".join(code.lit(x) for x in (reduced.items, reduced.size, reduced.sizes,
                                            above.items, nonempty, draws, empty_below))

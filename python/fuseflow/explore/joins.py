@@ -73,12 +73,22 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     return out
 
 
-def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray,
-         population: float) -> tuple[np.ndarray, np.ndarray]:
+def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray, population: float,
+         groups: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per key ``c``: the expected fibers holding it, ``Σ_i weights[i] (1 − misses[i, c])``
     over fibers of ``draws[i]`` coordinates; and per fiber size ``i`` the expected keys of
     one such fiber, ``Σ_c (1 − misses[i, c])``. When the matrix would be large, keys sharing
-    ``q`` (measured counts take few values) are evaluated once."""
+    ``q`` (measured counts take few values) are evaluated once. ``groups``: ``(index,
+    counts, first)`` of keys known to share ``q`` (:func:`~fuseflow.explore.stats.coord_groups`
+    of the counts ``q`` is scaled from), used instead of grouping ``q`` here when they halve
+    the keys."""
+    if groups is not None and 2 * len(groups[2]) < q.size:
+        index, counts, first = groups
+        if len(draws) == 1:
+            kept = 1.0 - _misses_one(float(draws[0]), q[first], float(population))
+            return (kept * float(weights[0]))[index], np.array([float(kept @ counts)])
+        kept = 1.0 - misses(draws, q[first], population)
+        return (weights @ kept)[index], kept @ counts
     if q.size * len(draws) > UNIQUE_ABOVE:
         unique, index, counts = np.unique(q, return_inverse=True, return_counts=True)
         if 2 * len(unique) < q.size:

@@ -16,7 +16,7 @@ import numpy as np
 
 from fuseflow.explore.joins import distinct, fold, held
 from fuseflow.explore.prediction import BlockPrediction
-from fuseflow.explore.stats import LevelStats, TensorStats, dot
+from fuseflow.explore.stats import LevelStats, TensorStats, coord_groups, dot
 from fuseflow.explore.streams import ROOT, Level, Profile, fibers, own_empty, tokens
 from fuseflow.sim.formats import TensorFormat
 from fuseflow.sim.graph import Block
@@ -300,12 +300,13 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
     items on average, or of the measured ``sizes``, :attr:`Level.sizes`) of a reduced level
     of ``items`` coordinates out of ``size``, under ``above`` items; ``empty_below``: the
     share of reduced items whose first key level is empty; ``crds``: ``(hist, data, size)``
-    of each key level's input. Returns ``(keys, empty, hist, sizes)`` of each key level,
-    flattened."""
+    of each key level's input, or ``(hist, data, size, groups)``, ``groups`` what the
+    histogram's equal entries are known from (:func:`hist_groups`). Returns ``(keys, empty,
+    hist, sizes)`` of each key level, flattened."""
     weights, by_size, member = _fiber_sizes(sizes, items, nonempty, draws)
     out = []
     space = 1.0
-    for j, (h, data, crd_size) in enumerate(crds):
+    for j, (h, data, crd_size, *known) in enumerate(crds):
         space *= max(crd_size, 1.0)
         hist = None
         if j == 0 and h is not None and items:
@@ -313,7 +314,8 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
             # fiber of `draws` items keeps c unless every one misses it.
             # Averaged over the fibers' sizes (the formula is concave in the size).
             q = np.minimum(h * (1.0 / items), 1.0)
-            hist, per_fiber = held(weights, by_size, q, size)
+            groups = hist_groups(known[0]) if known else None
+            hist, per_fiber = held(weights, by_size, q, size, groups)
             keys = float(_sum(hist))
         else:
             per_item = data / items if items else 0.0
@@ -329,6 +331,17 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
             empty = 0.0
         out += (keys, empty, hist, key_sizes)
     return tuple(out)
+
+
+def hist_groups(source) -> tuple | None:
+    """The ``(index, counts, first)`` groups of equal entries of a histogram (see
+    :func:`~fuseflow.explore.joins.held`) from ``source``: None (not known), the groups
+    themselves, or the measured :class:`LevelStats` whose ``coords`` the histogram is a
+    multiple of (its :func:`~fuseflow.explore.stats.coord_groups`, computed once per
+    level)."""
+    if source is None or isinstance(source, tuple):
+        return source
+    return coord_groups(source)
 
 
 def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member: np.ndarray,

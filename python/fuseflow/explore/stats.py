@@ -41,6 +41,10 @@ class LevelStats:
     size_groups: tuple | None = field(default=None, compare=False)
     """Measured with ``by_parent``: ``np.unique(by_parent, return_inverse=True)`` (fiber sizes
     grouped once per tensor, for accumulators averaging over them)."""
+    coord_groups: tuple | None = field(default=None, compare=False)
+    """``(index, counts, first)`` grouping the equal entries of ``coords`` (:func:`coord_groups`,
+    filled on first use: what a scan's histogram is scaled from, grouped once per tensor for
+    the accumulators that evaluate each distinct value once)."""
 
     @property
     def mean(self) -> float:
@@ -254,6 +258,19 @@ def dot(a: np.ndarray, b: np.ndarray) -> float:
     if len(a) <= THREADED_DOT:
         return float(a @ b)
     return float(np.add.reduce(a * b))
+
+
+def coord_groups(level: LevelStats) -> tuple:
+    """``(index, counts, first)`` of ``level.coords``: entry ``c`` is in group ``index[c]``, of
+    ``counts`` entries, all equal to entry ``first[group]`` (the distinct values in ascending
+    order, ``np.unique``'s groups). Computed once per level and kept on it (a function of
+    ``coords`` alone, which statistics never change)."""
+    groups = level.coord_groups
+    if groups is None:
+        _, first, index, counts = np.unique(level.coords, return_index=True,
+                                            return_inverse=True, return_counts=True)
+        groups = level.coord_groups = (index, counts, first)
+    return groups
 
 
 def _tree(data) -> FiberTree:
