@@ -168,3 +168,19 @@ def test_held_keys_from_known_groups_equal_held_grouping_them_itself(keys, sizes
     got = held(weights, draws, q, 50.0, coord_groups(level))
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * float(np.max(b)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 600), st.sampled_from([0, 1, 7, 8, 16, 24, 40]), st.integers(0, 2**32 - 1))
+def test_counting_eight_entries_a_word_counts_what_count_nonzero_counts(rows, cols, seed):
+    """Row and column counts of a mask, eight bytes a word (runs of more than 255 rows
+    included, and shapes that fall back to ``np.count_nonzero``), are numpy's exactly."""
+    from fuseflow.explore.stats import count_columns, count_rows
+
+    mask = np.random.default_rng(seed).random((rows, cols)) < 0.7
+    assert np.array_equal(count_rows(mask), np.count_nonzero(mask, axis=-1))
+    assert np.array_equal(count_columns(mask), np.count_nonzero(mask, axis=0))
+    assert np.array_equal(count_columns(np.ones((rows, cols), dtype=bool)),
+                          np.full(cols, rows))
+    if rows > 1:                                     # not C-contiguous: numpy counts
+        assert np.array_equal(count_rows(mask[::2]), np.count_nonzero(mask[::2], axis=-1))
