@@ -182,5 +182,7 @@ def test_counting_eight_entries_a_word_counts_what_count_nonzero_counts(rows, co
     assert np.array_equal(count_columns(mask), np.count_nonzero(mask, axis=0))
     assert np.array_equal(count_columns(np.ones((rows, cols), dtype=bool)),
                           np.full(cols, rows))
+    cube = np.stack([mask, ~mask, mask])             # more than two axes
+    assert np.array_equal(count_rows(cube), np.count_nonzero(cube, axis=-1))
     if rows > 1:                                     # not C-contiguous: numpy counts
         assert np.array_equal(count_rows(mask[::2]), np.count_nonzero(mask[::2], axis=-1))

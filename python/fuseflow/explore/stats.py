@@ -248,6 +248,8 @@ def _measure_array(array: np.ndarray, fmt: TensorFormat) -> TensorStats:
 _BYTE_SUM = np.uint64(0x0101010101010101)
 _LANE_MAX = 255
 """Rows of 0/1 bytes a byte lane of a 64-bit sum holds without overflowing."""
+_BLOCK_WORDS = 1 << 16
+"""Words :func:`count_rows` multiplies at a time."""
 
 
 def _as_words(mask: np.ndarray):
@@ -265,7 +267,14 @@ def count_rows(mask: np.ndarray) -> np.ndarray:
     words = _as_words(mask)
     if words is None:
         return np.asarray(np.count_nonzero(mask, axis=-1))
-    return ((words * _BYTE_SUM) >> np.uint64(56)).sum(axis=-1, dtype=np.int64)
+    words = words.reshape(-1, words.shape[-1])
+    out = np.empty(len(words), dtype=np.int64)
+    step = max(_BLOCK_WORDS // max(words.shape[1], 1), 1)
+    for start in range(0, len(words), step):     # blocks: the temporaries stay in cache
+        block = words[start:start + step] * _BYTE_SUM
+        block >>= np.uint64(56)
+        block.sum(axis=-1, dtype=np.int64, out=out[start:start + step])
+    return out.reshape(mask.shape[:-1])
 
 
 def count_columns(mask: np.ndarray) -> np.ndarray:
