@@ -14,8 +14,9 @@ fusion configuration compiles it and times with ``time.process_time()``:
   layout ops on data, and walking every kernel;
 - ``predict_seconds``: ``predict(*measured, reuse=False)`` repeated on the same cost model:
   every kernel predicted again from statistics already measured (what each further
-  configuration or schedule of an exploration pays), one call after the ones that compile
-  the kernels (``kernel.COMPILE_AFTER``).
+  configuration or schedule of an exploration pays), after the calls that compile the
+  kernels (``kernel.COMPILE_AFTER``): the median of ``--repeat`` calls (default 5; a single
+  call of a millisecond varies by up to 2x on the shared machine).
 
 Both are compared with the point's simulation time. ``--simulate-below SECONDS`` (default 30)
 simulates again, here, every configuration whose ``simulate_seconds`` in ``points.json`` is below
@@ -67,7 +68,8 @@ TIMING = {
                              "every kernel walked",
     "predict_seconds": "predict(*measured, reuse=False) on the same cost model, after the "
                        "calls that compile its kernels: every kernel predicted from "
-                       "statistics already measured",
+                       "statistics already measured; the median of --repeat such calls "
+                       "(GPT-3: the median of each depth, summed)",
     "simulate_seconds": "simulate_source 'measured': CPU seconds (time.process_time) of "
                         "compiled.simulate (fast engine) of the predicted configuration, "
                         "in this run, under the fuseflow command's host-heap policy; "
@@ -123,7 +125,7 @@ class _Simulations:
 class _Model:
     """One built model of a group (GPT-3: one of its simulated depths)."""
 
-    def __init__(self, app, dataset: str, seed: int, layers):
+    def __init__(self, app, dataset: str, seed: int, layers, repeat: int):
         import fuseflow
         from fuseflow.explore import Measured, MeasuredCache
         from fuseflow.sim.formats import FiberTree
@@ -138,6 +140,7 @@ class _Model:
         self.measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
         self.input_seconds = _clock() - start
         self.cache = MeasuredCache()
+        self.repeat = repeat
 
     def time(self, fusion: str, simulate: _Simulations | None) -> dict:
         """Compile and prediction times of one configuration, and (``simulate`` given) the CPU
@@ -154,9 +157,12 @@ class _Model:
         first_seconds = _clock() - start
         for _ in range(COMPILE_AFTER):
             model.predict(*self.measured)
-        start = _clock()
-        again = model.predict(*self.measured, reuse=False)
-        predict_seconds = _clock() - start
+        times = []
+        for _ in range(self.repeat):
+            start = _clock()
+            again = model.predict(*self.measured, reuse=False)
+            times.append(_clock() - start)
+        predict_seconds = statistics.median(times)
         out = {"compile_seconds": compile_seconds, "first_predict_seconds": first_seconds,
                "predict_seconds": predict_seconds, "kernels": len(first.kernels),
                "tokens": sum(k.tokens for k in again.kernels), "cycles": again.cycles}
@@ -167,7 +173,7 @@ class _Model:
 
 
 def measure_group(app_name: str, dataset: str, points: dict, seed: int,
-                  simulations: _Simulations) -> list[dict]:
+                  simulations: _Simulations, repeat: int = 1) -> list[dict]:
     """Rows of one application × data set: one build, every configuration of ``points``; those
     ``simulations`` wants are simulated again."""
     from fuseflow.apps import get_application
@@ -175,7 +181,7 @@ def measure_group(app_name: str, dataset: str, points: dict, seed: int,
 
     app = get_application(app_name)
     depths = (1, 2) if extrapolation(app, "published") else (None,)
-    models = [_Model(app, dataset, seed, depth) for depth in depths]
+    models = [_Model(app, dataset, seed, depth, repeat) for depth in depths]
     rows = []
     for fusion, point in points.items():
         simulate = simulations.wanted(point)
@@ -231,6 +237,13 @@ def main(argv=None) -> dict:
                         help="simulate again (CPU seconds, this machine) every configuration "
                              "whose sweep simulation took less than SECONDS (default 30; 0: "
                              "use the sweep's times only)")
+    parser.add_argument("--merge", type=Path, default=None, metavar="JSON",
+                        help="also write the rows of an earlier run's JSON for the points "
+                             "this run does not measure (e.g. one left out for memory), "
+                             "named in merged_points")
+    parser.add_argument("--repeat", type=int, default=5, metavar="N",
+                        help="time N repeated predictions of each configuration; "
+                             "predict_seconds is their median (default 5)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     heap_policy = use_host_heap_policy() if args.simulate_below > 0 else False
@@ -239,14 +252,22 @@ def main(argv=None) -> dict:
     points = json.loads(args.points.read_text())["points"]
     rows = []
     for (app, dataset), group in published_groups(points, args.apps, args.datasets).items():
-        rows.extend(measure_group(app, dataset, group, args.seed, simulations))
+        rows.extend(measure_group(app, dataset, group, args.seed, simulations, args.repeat))
+    kept = []
+    if args.merge is not None:
+        measured = {row["point"] for row in rows}
+        kept = [row for row in json.loads(args.merge.read_text())["rows"]
+                if row["point"] not in measured]
+        rows = kept + rows
     summary = summarize(rows)
     for key, what in (("first_speedup", "first prediction"), ("speedup", "repeated prediction")):
         s = summary[key]
         print(f"{what}: {s['min']:.0f}x .. {s['max']:.0f}x (median {s['median']:.0f}x), "
               f">=1000x on {s['at_least_1000x']} of {summary['points']}")
     write_json(args.json, {"timing": TIMING, "points_file": str(args.points.name),
-                           "simulate_below": args.simulate_below,
+                           "simulate_below": args.simulate_below, "repeat": args.repeat,
+                           "merged_from": args.merge and args.merge.name,
+                           "merged_points": [row["point"] for row in kept],
                            "host_heap_policy": heap_policy,
                            "summary": summary, "rows": rows})
     return summary
