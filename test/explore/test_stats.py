@@ -186,3 +186,17 @@ def test_counting_eight_entries_a_word_counts_what_count_nonzero_counts(rows, co
     assert np.array_equal(count_rows(cube), np.count_nonzero(cube, axis=-1))
     if rows > 1:                                     # not C-contiguous: numpy counts
         assert np.array_equal(count_rows(mask[::2]), np.count_nonzero(mask[::2], axis=-1))
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (0, 0)])
+def test_an_empty_outer_dimension_measures_nothing_per_coordinate_not_nan(shape):
+    """No parent fibers: the per-coordinate means below a dense level are zeros (not the NaN
+    of a mean over nothing, which would reach every prediction that multiplies it)."""
+    array = np.zeros(shape, np.float32)
+    for fmt in (TensorFormat.dense(shape), TensorFormat.csr(shape)):
+        for stats in (TensorStats.measure(array, fmt),
+                      TensorStats.measure(FiberTree.from_dense(array, fmt))):
+            inner = stats.levels[1]
+            assert inner.by_parent is None or np.all(np.isfinite(inner.by_parent))
+            assert inner.empty_by_parent is None or np.all(np.isfinite(inner.empty_by_parent))
+            assert stats.nonzeros == 0

@@ -182,8 +182,12 @@ def _assemble(fmt: TensorFormat, per_level: list, values: float,
     for lv, (spec, (counts, coords)) in enumerate(zip(fmt.levels, per_level)):
         by_parent = empty_by_parent = groups = None
         if lv and fmt.levels[lv - 1].format == "dense":
-            per = counts.reshape(-1, levels[-1].size)
-            by_parent, empty_by_parent = per.mean(axis=0), (per == 0).mean(axis=0)
+            width = int(levels[-1].size)
+            if len(counts) and width:
+                per = counts.reshape(-1, width)
+                by_parent, empty_by_parent = per.mean(axis=0), (per == 0).mean(axis=0)
+            else:  # no fibers (an empty dimension): nothing per coordinate, not a mean of none
+                by_parent = empty_by_parent = np.zeros(width)
             groups = np.unique(by_parent, return_inverse=True)
         levels.append(LevelStats(float(len(counts)), float(counts.sum()),
                                  float(np.count_nonzero(counts == 0)), spec.size(fmt.shape),
