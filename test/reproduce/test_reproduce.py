@@ -65,6 +65,32 @@ def test_sweep_runs_points_in_workers_caches_them_and_resumes(tmp_path):
     assert seen == []
 
 
+def test_a_point_alone_on_spare_cores_simulates_its_kernels_in_processes(tmp_path, monkeypatch):
+    """The last point of a sweep (or the only one, as a --retry-failed of one point) gets the
+    cores no other point uses and forks a process per kernel from its worker process: it
+    finishes as in one process (it failed when the worker was daemonic, which may not have
+    children)."""
+    from fuseflow import runtime
+
+    start = runtime.KernelProcesses.start
+    marks = tmp_path / "forked"
+    marks.mkdir()
+
+    def recording(self, graph, bound, **options):   # runs in the point's worker process
+        kernel = start(self, graph, bound, **options)
+        if kernel.process != os.getpid():
+            (marks / str(kernel.process)).touch()
+        return kernel
+
+    monkeypatch.setattr(runtime, "FORK_MIN_VALUES", 0)        # every kernel in a child
+    monkeypatch.setattr(runtime.KernelProcesses, "start", recording)
+    [record] = run_sweep(SAE[:1], tmp_path / "sweep", SweepSettings(workers=2))
+    assert record["status"] == "ok", record["error"]
+    assert len(list(marks.iterdir())) > 1                    # its kernels ran in children
+    direct = run_point(SAE[0], SweepSettings())
+    assert (record["cycles"], record["ops"]) == (direct.cycles, direct.ops)
+
+
 def test_a_point_over_its_time_is_killed_and_retried_on_request(tmp_path):
     point = SAE[:1]
     [record] = run_sweep(point, tmp_path, SweepSettings(timeout=0.01))

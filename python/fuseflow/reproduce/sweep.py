@@ -270,9 +270,11 @@ def run_sweep(points: list[Point], folder, settings: SweepSettings,
                 # kernels simulate at once (fuseflow.runtime).
                 kernel_workers = 1 if pending else max(1, settings.workers - len(running))
                 receive, send = context.Pipe(duplex=False)
+                # not daemonic: a point given spare cores forks its kernels' processes
+                # (a daemonic process may not have children); the finally below stops it
                 process = context.Process(target=_worker,
                                           args=(point, settings, send, kernel_workers),
-                                          name=f"fuseflow-point {point.key}", daemon=True)
+                                          name=f"fuseflow-point {point.key}", daemon=False)
                 process.start()
                 send.close()
                 running.append(_Running(point, process, receive))
