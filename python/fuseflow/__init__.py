@@ -29,6 +29,7 @@ _EXPORTS = {
     "SimulationResult": "fuseflow.compiler",
     "Arch": "fuseflow.sim.arch",
     "MemoryModel": "fuseflow.sim.memory",
+    "KernelCache": "fuseflow.kernel_cache",
     "FuseFlowError": "fuseflow.errors",
     "explore": "fuseflow.explore",
 }

@@ -13,6 +13,7 @@ from fuseflow import mlir, textcheck
 from fuseflow.errors import ArgumentError, FuseFlowError
 from fuseflow.frontend import FrontendError, declare_formats, import_model, tag_groups
 from fuseflow.grouping import assign_kernels, group_entries
+from fuseflow.kernel_cache import cache_of
 from fuseflow.kernel_settings import KernelSettings, check_kernel_keys, resolve_kernel
 from fuseflow.passes.base import ChoiceEnum
 from fuseflow.passes.lower_to_sam import LowerToSamPass
@@ -223,7 +224,7 @@ class CompiledModel:
 
     def simulate(self, *inputs, arch: Arch | None = None, engine: str = "fast",
                  trace: bool = False, workers: int = 1,
-                 keep_intermediates: bool = True) -> SimulationResult:
+                 keep_intermediates: bool = True, kernel_cache=None) -> SimulationResult:
         """Simulates the compiled graphs on ``inputs`` (torch tensors, dense or sparse).
 
         ``engine``: ``fast`` (default) or ``reference``, the cycle-by-cycle specification
@@ -231,8 +232,12 @@ class CompiledModel:
         independent kernels to simulate at once, each in a forked process (same results;
         :mod:`fuseflow.runtime`). ``keep_intermediates=False``: each kernel's results are
         let go once read (``KernelRun.result.outputs`` holds only the model's outputs), so a
-        large model's run holds what is still to be read, not every intermediate."""
+        large model's run holds what is still to be read, not every intermediate.
+        ``kernel_cache`` (a folder or a :class:`fuseflow.KernelCache`): kernels simulated
+        before on the same inputs, engine and architecture are read from it, the others
+        stored in it (same results; :mod:`fuseflow.kernel_cache`)."""
         arch = Arch.of(arch)
+        cache = cache_of(kernel_cache)
         if engine not in ENGINES:
             raise ArgumentError(f"unknown engine {engine!r}; valid engines: {', '.join(ENGINES)}")
         tensors = list(inputs) + list(self.params)
@@ -242,7 +247,7 @@ class CompiledModel:
         trees = [FiberTree.from_torch(t.detach() if isinstance(t, torch.Tensor)
                                       else torch.as_tensor(t)) for t in tensors]
         run = run_module(self.module, trees, arch=arch, engine=engine, trace=trace,
-                         workers=workers, keep_intermediates=keep_intermediates)
+                         workers=workers, keep_intermediates=keep_intermediates, cache=cache)
         outputs = [torch.from_numpy(t.to_dense()) for t in run.outputs]
         return SimulationResult(outputs, run.cycles, run)
 

@@ -11,6 +11,10 @@ process (:class:`KernelProcesses`): a kernel is started as soon as its inputs ar
 fewer than ``workers`` kernels are simulating, and a value is waited for only when something
 reads it. Results are those of the sequential run (same outputs, cycles and statistics): only
 the host's wall time changes.
+
+With a :class:`~fuseflow.kernel_cache.KernelCache`, a kernel already simulated on the same
+inputs (same engine and architecture) is read from it instead (``KernelRun.cached``), and
+each kernel simulated is stored in it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 
 from fuseflow import mlir
 from fuseflow.errors import FuseFlowError, check_int
+from fuseflow.kernel_cache import KernelCache
 from fuseflow.layout import LAYOUT_OPS, LayoutError, apply, convert
 from fuseflow.sim import engines
 from fuseflow.sim.formats import FiberTree
@@ -42,6 +47,8 @@ class KernelRun:
     graph: object
     process: int = 0
     """The id of the process that simulated the kernel (the caller's own when sequential)."""
+    cached: bool = False
+    """Whether the result was read from a kernel cache instead of simulated."""
 
 
 @dataclass
@@ -67,14 +74,17 @@ class ModuleRun:
 
 def run_module(module: "mlir.Module", inputs: list[FiberTree], *, arch=None,
                engine: str = "reference", trace: bool = False, workers: int = 1,
-               keep_intermediates: bool = True) -> ModuleRun:
+               keep_intermediates: bool = True, cache: KernelCache | None = None) -> ModuleRun:
     """Simulates ``@main`` of a lowered module on fibertree ``inputs``; ``workers`` kernels
     at most are simulated at once (see the module doc).
 
     ``keep_intermediates=False`` lets each value go once the last op reading it has run: a
     kernel's result that is not a module output is then ``None`` in its
     ``KernelRun.result.outputs`` (statistics and cycles stay), so a run holds the values still
-    to be read, not every intermediate (GCN on ogbn-mag: 4 GB of them)."""
+    to be read, not every intermediate (GCN on ogbn-mag: 4 GB of them).
+
+    ``cache``: kernels are read from it when it holds them and stored in it when simulated
+    (not with ``trace``)."""
     check_int(workers, "workers", 1)
     fn = next(op.operation for op in module.body.operations if op.operation.name == "func.func")
     entry = fn.regions[0].blocks[0]
@@ -85,6 +95,8 @@ def run_module(module: "mlir.Module", inputs: list[FiberTree], *, arch=None,
         env[arg] = convert(tree, tensor_format(arg.type))
     run = ModuleRun([])
     pool = KernelProcesses(workers) if workers > 1 else None
+    if trace:
+        cache = None
 
     def read(value, op):
         if value not in env:
@@ -115,14 +127,24 @@ def run_module(module: "mlir.Module", inputs: list[FiberTree], *, arch=None,
                 graph = load_graph(op)
                 bound = [convert(read(v, op), fmt)
                          for v, fmt in zip(op.operands, input_formats(op))]
-                if pool is None:
+                key = cache.key(graph, bound, engine=engine, arch=arch) if cache else None
+                known = cache.get(key) if cache else None
+                if known is not None:
+                    run.kernels.append(KernelRun(graph.name, known, graph, os.getpid(), True))
+                    for at, (value, tree) in enumerate(zip(op.results, known.outputs)):
+                        env[value] = tree
+                        made_by[value] = (known, at)
+                elif pool is None:
                     result = engines.run(graph, bound, arch=arch, engine=engine, trace=trace)
+                    if cache:
+                        cache.put(key, result)
                     run.kernels.append(KernelRun(graph.name, result, graph, os.getpid()))
                     for at, (value, tree) in enumerate(zip(op.results, result.outputs)):
                         env[value] = tree
                         made_by[value] = (result, at)
                 else:
-                    kernel = pool.start(graph, bound, arch=arch, engine=engine, trace=trace)
+                    kernel = pool.start(graph, bound, arch=arch, engine=engine, trace=trace,
+                                        store=(cache, key) if cache else None)
                     run.kernels.append(kernel)
                     for index, value in enumerate(op.results):
                         env[value] = _Output(pool, kernel, index)
@@ -175,17 +197,20 @@ class KernelProcesses:
         self.max_running = 0
         self._context = multiprocessing.get_context("fork")
 
-    def start(self, graph, bound, **options) -> KernelRun:
+    def start(self, graph, bound, store: tuple | None = None, **options) -> KernelRun:
         """Starts simulating ``graph`` on ``bound`` (waits first while ``workers`` run);
-        the returned run's ``result`` is filled by :meth:`wait`."""
+        the returned run's ``result`` is filled by :meth:`wait`. ``store``: ``(cache, key)``
+        the result is stored under (by the process that simulates it)."""
         if sum(tree.vals.size for tree in bound) < FORK_MIN_VALUES:
-            return KernelRun(graph.name, engines.run(graph, bound, **options), graph,
-                             os.getpid())
+            result = engines.run(graph, bound, **options)
+            if store is not None:
+                store[0].put(store[1], result)
+            return KernelRun(graph.name, result, graph, os.getpid())
         while len(self.running) >= self.workers:
             self.wait(self.running[0])
         receive, send = self._context.Pipe(duplex=False)
         child = self._context.Process(target=_simulate_in_child,
-                                      args=(send, graph, bound, options), daemon=True)
+                                      args=(send, graph, bound, options, store), daemon=True)
         child.start()
         send.close()
         kernel = KernelRun(graph.name, None, graph, child.pid)
@@ -245,11 +270,15 @@ class _Output:
         return self.pool.wait(self.kernel).result.outputs[self.index]
 
 
-def _simulate_in_child(send, graph, bound, options) -> None:
-    """The body of a kernel's process: simulate and send the result (or the error)."""
+def _simulate_in_child(send, graph, bound, options, store=None) -> None:
+    """The body of a kernel's process: simulate, store the result in ``store``'s cache if
+    given, and send it (or the error)."""
     try:
         try:
-            message = ("ok", engines.run(graph, bound, **options))
+            result = engines.run(graph, bound, **options)
+            if store is not None:
+                store[0].put(store[1], result)
+            message = ("ok", result)
         except Exception as err:  # noqa: BLE001 - sent to the caller, which raises it
             message = ("error", err)
             try:

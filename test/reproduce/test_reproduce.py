@@ -226,3 +226,29 @@ def test_failed_records_of_an_older_cache_get_a_provenance_and_status(tmp_path):
     error = points["published/sae/nih_cxr/partial"]
     assert (error["status"], error["error"], error["provenance"]) == (
         "error", "ValueError: bad", "synthetic")
+
+
+def test_points_of_one_application_share_kernels_through_the_kernel_cache(tmp_path):
+    """GPT-3's full fusion reads partial fusion's attention kernels, simulated by another
+    worker process, and records how many it read; the figures' numbers do not change."""
+    gpt3 = sweep_points("tiny", ("gpt3",))
+    shared = SweepSettings(workers=1, kernel_cache=tmp_path / "kernels")
+    records = {r["fusion"]: r for r in run_sweep(gpt3, tmp_path / "shared", shared)}
+    alone = {r["fusion"]: r for r in run_sweep(gpt3, tmp_path / "alone", SweepSettings(workers=2))}
+    assert records["full"]["kernels_cached"] > 0
+    assert alone["full"]["kernels_cached"] == 0
+    for fusion in records:
+        assert records[fusion]["status"] == "ok"
+        assert [records[fusion][k] for k in ("cycles", "ops", "bytes_moved", "tokens")] == \
+            [alone[fusion][k] for k in ("cycles", "ops", "bytes_moved", "tokens")]
+    # the tokens of kernels read from the cache were not simulated
+    assert records["full"]["simulated_tokens"] < alone["full"]["simulated_tokens"]
+
+
+def test_with_a_kernel_cache_points_of_a_running_data_set_wait_their_turn():
+    running = [sweep._Running(Point("gpt3", "b16", "partial", "published"), None, None)]
+    pending = [Point("gpt3", "b16", "full", "published"), Point("gpt3", "b32", "full", "published")]
+    assert sweep.next_point(list(pending), running, shared=True) == pending[1]
+    assert sweep.next_point(list(pending), running, shared=False) == pending[0]
+    only = [Point("gpt3", "b32", "full", "published")]
+    assert sweep.next_point(list(only), running, shared=True) == only[0]

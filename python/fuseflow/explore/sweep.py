@@ -109,6 +109,11 @@ def point_key(graph_digest: str, data: str, arch, point: Point, formats=None) ->
                    fuseflow.__version__)
 
 
+KERNEL_CACHE = "kernels"
+"""The folder of kernel results (:mod:`fuseflow.kernel_cache`) in a point cache's root: points
+that share a kernel (candidate partitions differing in other groups) simulate it once."""
+
+
 @dataclass
 class PointCache:
     """Simulated points on disk: ``<root>/<key[:2]>/<key>.json``."""
@@ -168,9 +173,11 @@ RTOL, ATOL = 1e-4, 1e-5
 """Tolerances of a simulated point's check against PyTorch (``matches``)."""
 
 
-def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
+def simulate_point(token: str, payload: bytes, point: Point, arch=None,
+                   kernel_cache=None) -> dict:
     """Compiles ``point`` and simulates it (fast engine): cycles, per-kernel cycles and
-    schedules, totals, and whether the output matches PyTorch's (``matches``, within
+    schedules (``cached``: read from ``kernel_cache``, a folder of kernel results the points
+    share), totals, and whether the output matches PyTorch's (``matches``, within
     :data:`RTOL`/:data:`ATOL`; ``max_error``). Runs in a Dask worker."""
     import warnings
 
@@ -182,14 +189,15 @@ def simulate_point(token: str, payload: bytes, point: Point, arch=None) -> dict:
     if point.reassociated:
         program = _reassociated(program, point.reassociated)
     compiled = program.compile(point.schedule(spec.formats))
-    result = compiled.simulate(*spec.inputs, arch=arch)
+    result = compiled.simulate(*spec.inputs, arch=arch, kernel_cache=kernel_cache)
     kernels = []
     totals: dict[str, float] = {}
     for info, run in zip(compiled.kernels, result.run.kernels):
         summary = run.result.summary()
         kernels.append({"name": info.name, "order": list(info.schedule.order),
                         "parallel": [list(p) for p in info.schedule.parallel],
-                        "block": list(info.schedule.block), "cycles": summary["cycles"]})
+                        "block": list(info.schedule.block), "cycles": summary["cycles"],
+                        "cached": run.cached})
         for key in ("ops", "bytes_read", "bytes_written"):
             totals[key] = totals.get(key, 0) + summary[key]
     from fuseflow.tools.execute import compare
@@ -281,7 +289,8 @@ def simulate_points(points: list[Point], payload: Payload, keys: list[str], cach
     client = connect(scheduler, workers)
     try:
         shared = client.scatter(blob, broadcast=True)
-        futures = {client.submit(simulate_point, token, shared, point, arch,
+        kernels = str(Path(cache.root) / KERNEL_CACHE)
+        futures = {client.submit(simulate_point, token, shared, point, arch, kernels,
                                  key=f"simulate-{key[:16]}", pure=False): (point, key)
                    for point, key in todo}
         for future in as_completed(futures):

@@ -79,6 +79,11 @@ def register(commands) -> None:
                              "most TOKENS tokens (e.g. 3e10); the others are recorded as "
                              "cost-model predictions, marked in every figure (default: no "
                              "limit)")
+    parser.add_argument("--no-kernel-cache", dest="kernel_cache", action="store_false",
+                        help="simulate every kernel of every point; by default a kernel "
+                             "simulated before on the same inputs (GPT-3's partial and full "
+                             "fusion share their attention kernels) is read from --out's "
+                             "kernels/ folder (same results)")
     parser.set_defaults(func=cmd_reproduce)
 
 
@@ -106,6 +111,7 @@ def cmd_reproduce(args) -> int:
     from fuseflow.reproduce.figures import FIGURES
     from fuseflow.reproduce.studies import STUDIES, run_study
     from fuseflow.reproduce.sweep import (
+        KERNEL_CACHE,
         Cache,
         SweepSettings,
         default_workers,
@@ -135,7 +141,8 @@ def cmd_reproduce(args) -> int:
         raise ValueError("no points: --apps and --datasets select nothing")
     settings = SweepSettings(engine=args.engine, seed=args.seed,
                              workers=args.workers or default_workers(), timeout=args.timeout,
-                             retry_failed=args.retry_failed, simulate_up_to=args.simulate_up_to)
+                             retry_failed=args.retry_failed, simulate_up_to=args.simulate_up_to,
+                             kernel_cache=out / KERNEL_CACHE if args.kernel_cache else None)
     if args.plan:
         return show_plan(points, out, settings, console)
     cache = Cache(out)

@@ -102,6 +102,9 @@ class PointResult:
     bytes_moved: int | None = None
     tokens: int | None = None
     kernels: int | None = None
+    kernels_cached: int | None = None
+    """Kernels read from the kernel cache instead of simulated (their tokens are not in
+    :attr:`simulated_tokens`, their time not in ``simulate_seconds``)."""
     max_abs_error: float | None = None
     compile_seconds: float | None = None
     simulate_seconds: float | None = None
@@ -158,6 +161,13 @@ class SweepSettings:
     """Re-run cached points that failed, timed out or were killed (:data:`FAILED`)."""
     simulate_up_to: float | None = None
     """Points predicted to simulate more tokens are predicted only (None: no limit)."""
+    kernel_cache: Path | None = None
+    """Folder of kernel results shared by the points (:mod:`fuseflow.kernel_cache`; None:
+    every kernel simulated)."""
+
+
+KERNEL_CACHE = "kernels"
+"""The kernel cache's folder in a sweep's output folder (``fuseflow reproduce``)."""
 
 
 def sweep_points(preset: str, apps: tuple[str, ...] | None = None,
@@ -265,7 +275,7 @@ def run_sweep(points: list[Point], folder, settings: SweepSettings,
     try:
         while pending or running:
             while pending and len(running) < max(1, settings.workers):
-                point = pending.pop(0)
+                point = next_point(pending, running, settings.kernel_cache is not None)
                 # The last points share the cores no other point will use: their independent
                 # kernels simulate at once (fuseflow.runtime).
                 kernel_workers = 1 if pending else max(1, settings.workers - len(running))
@@ -299,6 +309,19 @@ def run_sweep(points: list[Point], folder, settings: SweepSettings,
             item.process.kill()
             item.process.join()
     return cache.results(points)
+
+
+def next_point(pending: list[Point], running: list[_Running], shared: bool) -> Point:
+    """Takes the next point to start from ``pending``: the first, or with ``shared`` kernel
+    results the first of a data set no running point is on (the configurations of one data
+    set share kernels, GPT-3's partial and full fusion their attention: run one after the
+    other, the first simulates them and the later ones read them)."""
+    if shared:
+        busy = {(r.point.preset, r.point.app, r.point.dataset) for r in running}
+        for i, point in enumerate(pending):
+            if (point.preset, point.app, point.dataset) not in busy:
+                return pending.pop(i)
+    return pending.pop(0)
 
 
 def _preload() -> None:
@@ -414,7 +437,7 @@ def run_point(point: Point, settings: SweepSettings, kernel_workers: int = 1) ->
     model, inputs = app.build(point.preset, point.dataset, settings.seed, layers)
     deeper = app.build(point.preset, point.dataset, settings.seed, 2) if extrapolation else None
     run_settings = Settings(settings.engine, Arch(), settings.seed, settings.rtol, settings.atol,
-                            kernel_workers)
+                            kernel_workers, settings.kernel_cache)
     outcome, = run_application(app, model, inputs, point.dataset, point.preset, (point.fusion,),
                                {}, run_settings, _NoSteps(), dense_weights=point.dense_weights,
                                provenance=app.provenance(point.dataset),
@@ -426,11 +449,15 @@ def run_point(point: Point, settings: SweepSettings, kernel_workers: int = 1) ->
         two = sum(k["summary"]["tokens"] for k in run.kernels)
         simulated = two if (run.extrapolation or {}).get("simulated") == [2] else \
             simulated_tokens(simulated, two, extrapolation.layers)
+    cached = [k for k in run.kernels if k.get("cached")]
+    if simulated is not None:
+        simulated -= sum(k["summary"]["tokens"] for k in cached)
     return PointResult(
         point.key, point.app, point.dataset, point.fusion, point.preset, point.dense_weights,
         status=run.status, error=run.error, provenance=run.provenance, cycles=run.cycles,
         ops=run.totals.get("ops"), bytes_moved=run.totals.get("bytes_moved"),
         tokens=run.totals.get("tokens"), kernels=len(run.kernels) or None,
+        kernels_cached=len(cached) if run.kernels else None,
         max_abs_error=run.max_abs_error, compile_seconds=run.compile_seconds,
         simulate_seconds=run.simulate_seconds, extrapolation=run.extrapolation,
         simulated_tokens=simulated, finished=_now())

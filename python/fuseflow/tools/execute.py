@@ -28,6 +28,9 @@ class Settings:
     atol: float
     workers: int = 1
     """Independent kernels simulated at once, in forked processes (same results)."""
+    kernel_cache: Any = None
+    """A folder (or :class:`fuseflow.KernelCache`) of kernel results: kernels simulated before
+    on the same inputs are read from it (same results)."""
 
 
 @dataclass
@@ -78,7 +81,8 @@ def execute(run: Run, model, inputs, schedule, settings: Settings, steps,
         steps.start(f"simulating {label} ({settings.engine} engine)")
         start = time.perf_counter()
         result = compiled.simulate(*inputs, arch=settings.arch, engine=settings.engine,
-                                   workers=settings.workers, keep_intermediates=False)
+                                   workers=settings.workers, keep_intermediates=False,
+                                   kernel_cache=settings.kernel_cache)
         run.simulate_seconds = round(time.perf_counter() - start, 3)
         steps.done()
         log.info("simulated %s in %.2f s: %d cycles", label, run.simulate_seconds, result.cycles)

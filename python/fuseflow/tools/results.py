@@ -86,10 +86,12 @@ def arch_dict(arch) -> dict[str, Any]:
             "memory": None if arch.memory is None else dataclasses.asdict(arch.memory)}
 
 
-def kernel_record(name: str, result, schedule: dict[str, Any] | None) -> dict[str, Any]:
-    """One kernel's statistics: cycles, totals over its blocks, memory traffic, every block."""
+def kernel_record(name: str, result, schedule: dict[str, Any] | None,
+                  cached: bool = False) -> dict[str, Any]:
+    """One kernel's statistics: cycles, totals over its blocks, memory traffic, every block;
+    whether the result came from a kernel cache."""
     return {"name": name, "schedule": schedule, "cycles": result.cycles,
-            "total_cycles": result.total_cycles, "summary": result.summary(),
+            "total_cycles": result.total_cycles, "cached": cached, "summary": result.summary(),
             "memory": None if result.memory is None else result.memory.to_dict(),
             "blocks": [b.to_dict() for b in result.blocks.values()]}
 
@@ -104,7 +106,7 @@ def fill_statistics(run: Run, compiled, result) -> None:
     """Records ``result``'s cycles, per-kernel statistics and totals in ``run``."""
     schedules = kernel_schedules(compiled)
     run.cycles = result.cycles
-    run.kernels = [kernel_record(k.name, k.result, schedules.get(k.name))
+    run.kernels = [kernel_record(k.name, k.result, schedules.get(k.name), k.cached)
                    for k in result.run.kernels]
     run.totals = kernel_totals(run.kernels)
 

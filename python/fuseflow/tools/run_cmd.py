@@ -60,6 +60,10 @@ def register(commands) -> None:
     run.add_argument("--workers", type=int, default=1, metavar="N",
                      help="simulate up to N independent kernels at once, each in a forked "
                           "process (default: 1; same results, less wall time)")
+    run.add_argument("--kernel-cache", metavar="DIR", default=None,
+                     help="keep each simulated kernel's result in DIR and read a kernel "
+                          "simulated before on the same inputs from it (same results; GPT-3's "
+                          "partial and full fusion share their attention kernels)")
     run.add_argument("--rtol", type=float, default=None,
                      help="relative tolerance of the check (default: 1e-5 kernels, 1e-4 "
                           "applications)")
@@ -120,6 +124,10 @@ def resolve(args) -> str:
         raise OptionError(f"--workers must be >= 1, got {args.workers}")
     if kind == "kernel" and args.scale < 1:
         raise OptionError(f"--scale must be >= 1, got {args.scale}")
+    if args.kernel_cache and Path(args.kernel_cache).exists() and \
+            not Path(args.kernel_cache).is_dir():
+        raise OptionError(f"--kernel-cache '{args.kernel_cache}' is a file; give a folder (made "
+                          "if missing)")
     for flag, path in (("--json", args.json),):
         if path and not Path(path).resolve().parent.is_dir():
             raise OptionError(f"cannot write {flag} file '{path}': folder "
@@ -136,12 +144,18 @@ def cmd_run(args) -> int:
         arch = parse_arch(args.arch)
         formats = parse_formats(args.formats)
         importing.done()
-    settings = Settings(args.engine, arch, args.seed, args.rtol, args.atol, args.workers)
+    settings = Settings(args.engine, arch, args.seed, args.rtol, args.atol, args.workers,
+                        args.kernel_cache)
     if kind == "kernel":
         outcomes = _run_kernels(args, formats, settings, console)
     else:
         outcomes = _run_application(args, formats, settings, console)
     runs = [o.run for o in outcomes]
+    if args.kernel_cache:
+        kernels = [k for r in runs for k in r.kernels]
+        read = sum(bool(k.get("cached")) for k in kernels)
+        console.print(f"kernel cache {args.kernel_cache}: {read} of {len(kernels)} kernels read, "
+                      f"{len(kernels) - read} simulated", soft_wrap=True)
     doc = results.document(runs, command=["fuseflow", *sys.argv[1:]], seed=args.seed,
                            engine=args.engine, arch=arch)
     if args.json:
