@@ -194,3 +194,27 @@ def test_hashing_reads_every_byte_of_a_strided_array():
     kernel_cache._hash_array(h1, a[:, ::2])
     kernel_cache._hash_array(h2, np.ascontiguousarray(a[:, ::2]))
     assert h1.digest() == h2.digest()
+
+
+def test_an_extrapolated_run_counts_the_tokens_both_models_read_from_the_cache(tmp_path):
+    """GPT-3 full fusion simulates the 1- and the 2-decoder models; after partial fusion, both
+    read attention kernels, whose tokens the extrapolation records as not simulated."""
+    from fuseflow.apps.layers import Extrapolation
+    from fuseflow.reproduce.sweep import _NoSteps
+    from fuseflow.tools.execute import Settings, run_application
+
+    app = get_application("gpt3")
+    one, two = (app.build("tiny", layers=n) for n in (1, 2))
+    settings = Settings("fast", fuseflow.Arch(), 0, 1e-4, 1e-5, kernel_cache=tmp_path)
+    runs = {level: run_application(app, *one, "b4", "tiny", (level,), {}, settings, _NoSteps(),
+                                   extrapolation=Extrapolation("decoder", 4), deeper=two)[0].run
+            for level in ("partial", "full")}
+    full = runs["full"]
+    assert full.extrapolation["simulated"] == [1, 2]
+    read = [k["summary"]["tokens"] for k in full.kernels if k["cached"]]
+    assert full.extrapolation["cached_tokens"] > sum(read) > 0  # the 1-decoder model's too
+    assert "cached_tokens" not in runs["partial"].extrapolation
+    plain = run_application(app, *one, "b4", "tiny", ("full",), {},
+                            Settings("fast", fuseflow.Arch(), 0, 1e-4, 1e-5), _NoSteps(),
+                            extrapolation=Extrapolation("decoder", 4), deeper=two)[0].run
+    assert (full.cycles, full.totals) == (plain.cycles, plain.totals)

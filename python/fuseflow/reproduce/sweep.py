@@ -451,7 +451,8 @@ def run_point(point: Point, settings: SweepSettings, kernel_workers: int = 1) ->
             simulated_tokens(simulated, two, extrapolation.layers)
     cached = [k for k in run.kernels if k.get("cached")]
     if simulated is not None:
-        simulated -= sum(k["summary"]["tokens"] for k in cached)
+        simulated -= (run.extrapolation or {}).get("cached_tokens", 0) if extrapolation else \
+            sum(k["summary"]["tokens"] for k in cached)
     return PointResult(
         point.key, point.app, point.dataset, point.fusion, point.preset, point.dense_weights,
         status=run.status, error=run.error, provenance=run.provenance, cycles=run.cycles,

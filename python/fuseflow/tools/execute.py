@@ -241,6 +241,10 @@ def _extrapolated(one: Outcome, two: Outcome, extrapolation, read: int | None = 
     if read:
         run.extrapolation["first_unit"] = (f"t(1): the first {read} kernels of the "
                                            f"2-{extrapolation.unit} simulation")
+    simulated = run.kernels if read else one.run.kernels + run.kernels
+    cached = [k["summary"]["tokens"] for k in simulated if k.get("cached")]
+    if cached:
+        run.extrapolation["cached_tokens"] = sum(cached)
     run.cycles = extrapolation.apply(one.run.cycles, run.cycles)
     run.totals = {key: extrapolation.apply(one.run.totals.get(key, 0), value)
                   for key, value in run.totals.items()}
