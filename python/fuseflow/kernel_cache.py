@@ -35,9 +35,11 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_BYTES = 512 << 20
-"""Largest pickled result a cache stores (GNN intermediates on ogbn-mag exceed a gigabyte
-and are never shared between configurations)."""
+DEFAULT_MAX_BYTES = 64 << 20
+"""Largest pickled result a cache stores by default. What configurations share are GPT-3's
+projections and attention (at most 50 MB at the published preset); the GNN intermediates of
+ogbl-collab and ogbn-mag (0.2-1 GB each) are never shared, and storing them would fill
+gigabytes of disk for nothing."""
 
 
 @dataclass
