@@ -182,3 +182,21 @@ def test_explore_predict_only_ranks_points_by_the_cost_model(tmp_path):
     direct = CostModel(compiled).predict(
         *[Measured(FiberTree.from_torch(t.detach())) for t in inputs]).cycles
     assert by_name["partial"] == pytest.approx(direct)
+
+
+def test_points_that_share_kernels_simulate_them_once(tmp_path):
+    """GPT-3's candidates share kernels (full fusion is partial fusion's attention kernels plus
+    one): a point reads what another stored in the kernel cache, with the same cycles."""
+    app = APPLICATIONS["gpt3"]
+    model, inputs = app.build("tiny")
+    plan = app.plan(model)
+    found = fuseflow.explore(model, inputs, plan, top=2, orders=1, workers=1,
+                             cache=tmp_path / "cache")
+    assert 0 < found.counters["kernels_cached"] < found.counters["kernels"]
+    simulated = {p["name"]: p["simulated"] for p in found.points}
+    read = [name for name, s in simulated.items() if any(k["cached"] for k in s["kernels"])]
+    named = set(read) & set(plan.fusion_groups)
+    assert named, read
+    for name in named:
+        direct = fuseflow.compile(model, inputs, plan.schedule(name), plan=plan).simulate(*inputs)
+        assert simulated[name]["cycles"] == direct.cycles

@@ -266,7 +266,9 @@ def simulate_points(points: list[Point], payload: Payload, keys: list[str], cach
                     progress=None) -> tuple[dict[str, dict], dict]:
     """Results of ``points`` (name -> result): cached ones read, the others simulated on Dask
     and cached as they finish. ``progress(name, cached)`` is called per finished point.
-    Returns the results and counters (``cached``, ``simulated``, ``cached_points``)."""
+    Returns the results and counters (``cached``, ``simulated``, ``cached_points``; and
+    ``kernels``, ``kernels_cached``: the simulated points' kernels, and those read from the
+    kernel cache beside ``cache``)."""
     results: dict[str, dict] = {}
     todo = []
     cached_points = []
@@ -303,6 +305,10 @@ def simulate_points(points: list[Point], payload: Payload, keys: list[str], cach
             else:
                 cache.put(key, result)
                 counters["simulated"] += 1
+                kernels = result["kernels"]
+                counters["kernels"] = counters.get("kernels", 0) + len(kernels)
+                counters["kernels_cached"] = counters.get("kernels_cached", 0) + \
+                    sum(k["cached"] for k in kernels)
             results[point.name] = result
             if progress:
                 progress(point.name, False)

@@ -132,6 +132,9 @@ def cmd_explore(args) -> int:
     out.print(f"points: {c['simulated']} simulated, {c['cached']} cached, "
               f"{c.get('predicted', 0)} predicted only; search "
               f"{c['search_seconds']:.1f} s, total {c['total_seconds']:.1f} s")
+    if c.get("kernels"):
+        out.print(f"kernels of the simulated points: {c['kernels_cached']} of {c['kernels']} "
+                  "read from the kernel cache (simulated by another point)")
     out.print(f"wrote {args.output / 'explore.json'} and {args.output / 'pareto.png'}")
     sys.stdout.flush()
     return 0
