@@ -38,7 +38,7 @@ import numpy as np
 
 from fuseflow.explore import rules
 from fuseflow.explore.prediction import COUNTERS
-from fuseflow.explore.stats import LevelStats, TensorStats, dot
+from fuseflow.explore.stats import LevelStats, TensorStats, dot, weighted
 from fuseflow.explore.streams import Level
 from fuseflow.sim.graph import Block, BlockGraph
 from fuseflow.sim.stats import WORD_BYTES
@@ -52,26 +52,30 @@ class _Sym:
     """One level of a stream at compile time: each field a float constant, ``None``
     (``hist``/``sizes`` known absent) or the name of a variable of the emitted code.
     ``groups``: what the equal entries of ``hist`` are known from (a name for
-    :func:`rules.hist_groups`; None: not known), kept while ``hist`` is only scaled."""
+    :func:`rules.hist_groups`; None: not known), kept while ``hist`` is only scaled.
+    ``scaled``: ``(coords, factor)`` names with ``hist = coords * factor`` (a scan's
+    histogram of measured counts), or None."""
 
     __slots__ = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes", "obj",
-                 "groups")
+                 "groups", "scaled")
     FIELDS = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes")
 
     def __init__(self, items, nulls=0.0, stops=0.0, bare=0.0, size=0.0, nonzero=1.0,
-                 hist=None, sizes=None, obj=None, groups=None):
+                 hist=None, sizes=None, obj=None, groups=None, scaled=None):
         self.items, self.nulls, self.stops, self.bare = items, nulls, stops, bare
         self.size, self.nonzero, self.hist, self.sizes = size, nonzero, hist, sizes
         self.obj = obj          # a variable holding this level as a Level object, if built
         self.groups = groups
+        self.scaled = scaled
 
     def with_(self, **changes) -> "_Sym":
         """A copy with ``changes``; a new ``hist`` drops the groups unless ``groups`` is
-        given."""
+        given, and what it is scaled from."""
         groups = changes.pop("groups", None if "hist" in changes else self.groups)
+        scaled = None if "hist" in changes else self.scaled
         fields = {name: getattr(self, name) for name in self.FIELDS}
         fields.update(changes)
-        return _Sym(**fields, groups=groups)
+        return _Sym(**fields, groups=groups, scaled=scaled)
 
 
 _NAME = re.compile(r"\b[vk]\d+\b")
@@ -234,7 +238,7 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
     code = _Code()
     ns = code.namespace
     ns.update(Level=Level, np=np, math=math, _Scratch=_Scratch, rules=rules,
-              LevelStats=LevelStats, TensorStats=TensorStats, dot=dot)
+              LevelStats=LevelStats, TensorStats=TensorStats, dot=dot, weighted=weighted)
     ctx = rules.RuleContext([], list(graph.outputs))
     ns["ctx"] = ctx
     profiles: dict[str, tuple] = {}
@@ -561,16 +565,23 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
             ebp = attr(lv, "empty_by_parent")
             groups = attr(lv, "size_groups")
             ph = parent.hist
+            # stats.weighted keeps the sums on the level for the histogram's array: a
+            # constant, or the measured counts a scan's histogram is a multiple of.
+            if parent.scaled is None:
+                sums = [f"    {items}, {empty} = weighted({lv}, {ph})"]
+            else:
+                base, factor = parent.scaled
+                sums = [f"    {items}, {empty} = weighted({lv}, {base})",
+                        f"    {items}, {empty} = {factor} * {items}, {factor} * {empty}"]
             code.block((items, empty, sizes), "\n".join([
                 f"if {ph} is not None and {bp} is not None and len({ph}) == len({bp}):",
-                f"    {items} = dot({ph}, {bp})",
-                f"    {empty} = dot({ph}, {ebp})",
+                *sums,
                 f"    {sizes} = ({ph}, {bp}, 1.0, {groups})",
                 "else:",
                 f"    {items} = {code.lit(data)} * {mean}",
                 f"    {empty} = {code.lit(data)} * {fraction}",
                 f"    {sizes} = None"]))
-    groups = None
+    groups = scaled = None
     if fmt == "dense":
         if not size:
             hist = None
@@ -582,13 +593,14 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
         t = int(tensor)
         lv = stats_level(t, int(block.attrs["level"]))
         coords, total = attr(lv, "coords"), attr(lv, "items")
-        hist = code.let(f"{coords} * ({code.lit(items)} / {total}) "
-                        f"if {coords} is not None and {total} else None")
+        factor = code.let(f"{code.lit(items)} / {total} if {total} else 0.0")
+        hist = code.let(f"{coords} * {factor} if {coords} is not None and {total} else None")
+        scaled = (coords, factor)
         # Measured counts are grouped once per tensor (rules.hist_groups), estimated ones not.
         groups = code.let(f"{lv} if {_input(code, formats, t)}.measured else None")
     level = _Sym(code.add(items, parent.nulls), parent.nulls,
                  code.add(parent.items, parent.bare), code.add(empty, parent.bare), size, 1.0,
-                 hist, sizes, groups=groups)
+                 hist, sizes, groups=groups, scaled=scaled)
     if fmt != "dense":
         counters["crd_reads"] = items
         if fmt != "singleton":
@@ -713,8 +725,9 @@ def _emit_spacc(block, ins, code: _Code, counters):
     names = [code.fresh() for _ in range(4 * n)]
     args = ", ".join(code.lit(x) for x in (reduced.items, reduced.size, reduced.sizes,
                                            above.items, nonempty, draws, empty_below))
+    memo = code.const(rules.NodeMemo())         # this accumulator's node-vector work
     code.block(tuple(names), f"{', '.join(names)}, = rules.accumulate({args}, "
-                             f"({''.join(a + ', ' for a in arrays)}))")
+                             f"({''.join(a + ', ' for a in arrays)}), {memo})")
     levels = []
     parent = above
     for j, crd in enumerate(crds):

@@ -60,17 +60,74 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     d)`` (the coordinates of a fiber are drawn without replacement; the binomial
     ``(1 − q)^d`` is its limit for ``J ≫ d`` and undercounts the keys of fibers that cover
     much of their level)."""
-    d = np.asarray(draws, dtype=float)[:, None]
+    d = np.asarray(draws, dtype=float)
     J = float(population)
     if J < max(float(d.max()) if d.size else 0.0, 1.0):  # population unknown: binomial
-        return np.exp(d * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+        return np.exp(d[:, None] * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
     top = (J + 1.0) - q * J                               # J − n_c + 1
-    rest = top - d                                        # C(J-n, d) = 0 when rest < 1
+    if d.size * top.size <= SERIES_ABOVE:
+        return misses_gamma(d, top, J)
+    drawn = d != 0.0
+    if drawn.all():
+        return misses_series(d, top, J)
+    out = np.ones((d.size, top.size))                    # no draws miss every key
+    if drawn.any():
+        out[drawn] = misses_series(d[drawn], top, J)
+    return out
+
+
+def misses_gamma(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
+    """:func:`misses` of the fiber sizes ``d`` for ``top = J − n_c + 1`` (``J >= max(d,
+    1)``), each log-gamma by ``scipy.special.gammaln``."""
+    rest = top - d[:, None]                               # C(J-n, d) = 0 when rest < 1
     log = (gammaln(top) - gammaln(np.maximum(rest, 1.0))) \
-        + (gammaln(J - d + 1.0) - math.lgamma(J + 1.0))
+        + (gammaln(J - d + 1.0) - math.lgamma(J + 1.0))[:, None]
     out = np.exp(log)
     out[rest < 1.0] = 0.0
     return out
+
+
+def misses_series(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
+    """:func:`misses_gamma` with the log-gamma of the matrix entries ``rest = top − d`` by
+    Stirling's series where ``rest >= SERIES_FROM`` (``gammaln`` below): ``ln Γ(x) = (x −
+    ½) ln x − x + ½ ln 2π + 1/(12x) − 1/(360x³) + 1/(1260x⁵)``, truncated below ``1/(1680
+    x⁷) < 4e-15``, the rounding of a log-gamma of a few thousand. Its ``− x`` term and the
+    vectors over ``d`` and over ``top`` are added once per row and column: about a dozen
+    array passes an entry instead of a ``gammaln`` (17-21 ns)."""
+    rest = np.subtract.outer(d, top)
+    np.negative(rest, out=rest)
+    x = np.maximum(rest, SERIES_FROM)
+    r = np.reciprocal(x)
+    log = r * r
+    corr = log * (-1.0 / 1260.0)
+    corr += 1.0 / 360.0
+    corr *= log
+    corr -= 1.0 / 12.0
+    corr *= r                                   # −(1/(12x) − 1/(360x³) + 1/(1260x⁵))
+    np.log(x, out=log)
+    x -= 0.5
+    log *= x
+    np.subtract(corr, log, out=log)             # −ln Γ(rest) − rest + ½ ln 2π
+    small = rest < SERIES_FROM
+    if small.any():
+        near = np.flatnonzero(small)
+        near_rest = rest.flat[near]
+        log.flat[near] = (_HALF_LOG_2PI - near_rest) - gammaln(np.maximum(near_rest, 1.0))
+    log += (gammaln(top) + top)
+    log += (gammaln(J - d + 1.0) - math.lgamma(J + 1.0) - d - _HALF_LOG_2PI)[:, None]
+    out = np.exp(log, out=log)
+    out[rest < 1.0] = 0.0
+    return out
+
+
+SERIES_FROM = 40.0
+"""Arguments from which :func:`misses_series` takes Stirling's series for ``ln Γ``."""
+
+SERIES_ABOVE = 1024
+"""Matrix entries beyond which :func:`misses` takes :func:`misses_series` (below, its few
+extra array calls cost more than they save)."""
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray, population: float,

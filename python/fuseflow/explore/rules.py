@@ -295,15 +295,16 @@ def _spacc(block, ins, ctx, out):
 
 
 def accumulate(items: float, size: float, sizes, above: float, nonempty: float, draws: float,
-               empty_below: float, crds) -> tuple:
+               empty_below: float, crds, memo: NodeMemo | None = None) -> tuple:
     """The key levels of a sparse accumulator that merges ``nonempty`` fibers (of ``draws``
     items on average, or of the measured ``sizes``, :attr:`Level.sizes`) of a reduced level
     of ``items`` coordinates out of ``size``, under ``above`` items; ``empty_below``: the
     share of reduced items whose first key level is empty; ``crds``: ``(hist, data, size)``
     of each key level's input, or ``(hist, data, size, groups)``, ``groups`` what the
     histogram's equal entries are known from (:func:`hist_groups`). Returns ``(keys, empty,
-    hist, sizes)`` of each key level, flattened."""
-    weights, by_size, member = _fiber_sizes(sizes, items, nonempty, draws)
+    hist, sizes)`` of each key level, flattened. ``memo``: the call site's
+    :class:`NodeMemo` (None: nothing kept)."""
+    weights, by_size, member = _fiber_sizes(sizes, items, nonempty, draws, memo)
     out = []
     space = 1.0
     for j, (h, data, crd_size, *known) in enumerate(crds):
@@ -326,7 +327,7 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
             empty = (above - nonempty) + (dot(weights, empty_below ** by_size)
                                           if empty_below or not draws else 0.0)
             if member is not None:
-                key_sizes = _key_sizes(sizes[0], per_fiber, member, keys)
+                key_sizes = _key_sizes(sizes[0], per_fiber, member, keys, memo)
         else:
             empty = 0.0
         out += (keys, empty, hist, key_sizes)
@@ -344,21 +345,90 @@ def hist_groups(source) -> tuple | None:
     return coord_groups(source)
 
 
-def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member: np.ndarray,
-               keys: float) -> tuple | None:
+class NodeMemo:
+    """The node-vector work of one sparse accumulator (one call site of :func:`accumulate`),
+    kept with the arrays it was computed from. The fiber sizes an accumulator averages over
+    come with a weight and a size group per coordinate of the level above (2,708 on Cora,
+    17,716 on DBLP); adding the weights up per group takes most of a repeated prediction of
+    a small graph, yet its inputs are the compiled kernel's constants, a measured level's
+    ``by_parent`` groups and the maps built from them once here (:class:`NodeMap`): the same
+    objects on every prediction from the same measured statistics. Each entry is reused
+    while its arrays are the same objects (``is``; node vectors are never changed in place)
+    and replaced otherwise: one entry per kind, the arrays of the last prediction."""
+
+    __slots__ = ("grouped", "keyed")
+
+    def __init__(self):
+        self.grouped = self.keyed = None
+
+
+class NodeMap:
+    """The group of each coordinate of a level, ``table[base]``, left unapplied: ``base``
+    maps the coordinates to groups fixed by the statistics (measured fiber sizes, kept in a
+    :class:`NodeMemo`), ``table`` those groups to this prediction's (size bins, key
+    counts), so the work per prediction is on ``table``, a few dozen entries. Built
+    per coordinate only for a written level (:meth:`resolve`)."""
+
+    __slots__ = ("base", "table")
+
+    def __init__(self, base: np.ndarray, table: np.ndarray):
+        self.base, self.table = base, table
+
+    def resolve(self) -> np.ndarray:
+        """The group of each coordinate."""
+        return self.table[self.base]
+
+
+def _grouped(weights: np.ndarray, index: np.ndarray, groups: int,
+             memo: NodeMemo | None) -> np.ndarray:
+    """``bincount(index, weights)`` over ``groups`` groups (kept in ``memo``)."""
+    if memo is not None:
+        kept = memo.grouped
+        if kept is not None and kept[0] is weights and kept[1] is index and kept[2] == groups:
+            return kept[3]
+    grouped = np.bincount(index, weights=weights, minlength=groups)
+    if memo is not None:
+        memo.grouped = (weights, index, groups, grouped)
+    return grouped
+
+
+def _keyed(weights: np.ndarray, member: np.ndarray, groups: int,
+           memo: NodeMemo | None) -> tuple[np.ndarray, np.ndarray]:
+    """``member`` where the weight is positive, else ``groups`` (no fiber merged), and the
+    weights added up per entry (kept in ``memo``)."""
+    if memo is not None:
+        kept = memo.keyed
+        if kept is not None and kept[0] is weights and kept[1] is member and kept[2] == groups:
+            return kept[3], kept[4]
+    index = np.where(weights > 0.0, member, groups)
+    counts = np.bincount(index, weights=weights, minlength=groups + 1)
+    if memo is not None:
+        memo.keyed = (weights, member, groups, index, counts)
+    return index, counts
+
+
+def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member,
+               keys: float, memo: NodeMemo | None = None) -> tuple | None:
     """The :attr:`Level.sizes` of an accumulator's first key level: under each coordinate of
     the level above, the keys of a fiber of that coordinate's size (``per_fiber`` of its size
-    group ``member``; none where no fiber is merged, ``weights`` 0), scaled to add up to
-    ``keys``. A result written from it keeps its fibers' sizes (``by_parent``), so the next
-    kernel's accumulator averages over them too instead of applying itself to the mean
-    fiber."""
+    group ``member``, an array or a :class:`NodeMap`; none where no fiber is merged,
+    ``weights`` 0), scaled to add up to ``keys``. A result written from it keeps its fibers'
+    sizes (``by_parent``), so the next kernel's accumulator averages over them too instead
+    of applying itself to the mean fiber. The sizes per coordinate are left to be taken
+    from the groups (None)."""
+    n = len(per_fiber)
     groups = np.concatenate((per_fiber, _ZERO))
-    index = np.where(weights > 0.0, member, len(per_fiber))
-    each = groups[index]
-    total = dot(weights, each)
+    if isinstance(member, NodeMap):
+        base, by_base = _keyed(weights, member.base, len(member.table), memo)
+        table = np.append(member.table, n)
+        counts = np.bincount(table, weights=by_base, minlength=n + 1)
+        index = NodeMap(base, table)
+    else:
+        index, counts = _keyed(weights, member, n, memo)
+    total = dot(counts, groups)                 # Σ weights · sizes, summed per group
     if not total:
         return None
-    return (weights, each, keys / total, (groups, index))
+    return (weights, None, keys / total, (groups, index))
 
 
 SIZE_BINS = 64
@@ -368,21 +438,27 @@ _BIN_EDGES = np.linspace(0.0, 1.0, SIZE_BINS + 1)[1:-1]
 _ZERO = np.zeros(1)
 
 
-def _fiber_sizes(known, items: float, nonempty: float, draws: float):
+def _fiber_sizes(known, items: float, nonempty: float, draws: float,
+                 memo: NodeMemo | None = None):
     """``(weights, sizes, member)`` of the fibers an accumulator merges: their measured sizes
     when the reduced level knows them (``known``, its :attr:`Level.sizes`, adding up to its
     ``items``), else ``nonempty`` fibers of the mean size ``draws``. ``member`` maps each
     coordinate of the level above (the index of :attr:`Level.sizes`) to its entry of
-    ``sizes``, or is None. Sizes of no weight, or of no coordinates, get weight 0."""
+    ``sizes`` (an array or a :class:`NodeMap`), or is None. Sizes of no weight, or of no
+    coordinates, get weight 0."""
     if known is not None and items:
         weights, sizes, scale, groups = known
-        total = dot(weights, sizes) * scale
+        unique, index = groups if groups is not None else np.unique(sizes,
+                                                                    return_inverse=True)
+        if isinstance(index, NodeMap):
+            grouped = np.bincount(index.table, minlength=len(unique), weights=_grouped(
+                weights, index.base, len(index.table), memo))
+        else:
+            grouped = _grouped(weights, index, len(unique), memo)
+        total = dot(grouped, unique) * scale        # Σ weights · sizes, summed per group
         if abs(total - items) <= 0.01 * items:
-            unique, index = groups if groups is not None else np.unique(sizes,
-                                                                        return_inverse=True)
-            grouped = np.bincount(index, weights=weights, minlength=len(unique))
             unique = unique * scale
-            grouped[unique <= 0.0] = 0.0
+            grouped = np.where(unique <= 0.0, 0.0, grouped)
             if len(unique) > SIZE_BINS:
                 # Sizes (ascending) in bins of about equal weight, each at its mean size.
                 order = np.argsort(unique)
@@ -393,7 +469,9 @@ def _fiber_sizes(known, items: float, nonempty: float, draws: float):
                 total = np.bincount(bin_of, weights=grouped, minlength=SIZE_BINS)
                 mass = np.bincount(bin_of, weights=grouped * unique, minlength=SIZE_BINS)
                 unique = mass / np.where(total > 0.0, total, 1.0)
-                grouped, index = total, bin_of[index]
+                grouped = total
+                index = NodeMap(index.base, bin_of[index.table]) \
+                    if isinstance(index, NodeMap) else NodeMap(index, bin_of)
             weight = float(_sum(grouped))
             return grouped * (nonempty / weight if weight else 0.0), unique, index
     return np.array([nonempty]), np.array([draws]), None
@@ -412,6 +490,12 @@ def written_level(refs: float, items: float, empty: float, size: int, hist, size
     if sizes is None or not parent_size or not items or len(sizes[0]) != parent_size:
         return LevelStats(refs, items, empty, size, coords)
     weights, each, scale, groups = sizes
+    if groups is not None:
+        unique, index = groups
+        if isinstance(index, NodeMap):
+            index = index.resolve()
+        if each is None:                        # an accumulator's keys (_key_sizes)
+            each = unique[index]
     per = refs / parent_size                    # stored fibers under each parent coordinate
     total = float(each.sum()) * per
     if not total or abs(dot(weights, each) * scale - items) > 0.01 * items:
@@ -423,10 +507,8 @@ def written_level(refs: float, items: float, empty: float, size: int, hist, size
     rest = max(empty - per * (parent_size - nonzero), 0.0)
     share = min(rest / (per * nonzero), 1.0) if nonzero else 0.0
     empty_by_parent = np.where(zero, 1.0, share)
-    if groups is None:
-        groups = np.unique(by_parent, return_inverse=True)
-    else:
-        groups = (groups[0] * factor, groups[1])
+    groups = np.unique(by_parent, return_inverse=True) if groups is None \
+        else (unique * factor, index)
     return LevelStats(refs, items, empty, size, coords, by_parent, empty_by_parent, groups)
 
 

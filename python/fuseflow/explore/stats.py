@@ -46,6 +46,9 @@ class LevelStats:
     """``(index, counts, first)`` grouping the equal entries of ``coords`` (:func:`coord_groups`,
     filled on first use: what a scan's histogram is scaled from, grouped once per tensor for
     the accumulators that evaluate each distinct value once)."""
+    weighted: tuple = field(default=(), compare=False)
+    """``(hist, items, empty)`` of the last :data:`WEIGHTED_KEPT` histograms
+    :func:`weighted` summed ``by_parent`` under (filled on use)."""
 
     @property
     def mean(self) -> float:
@@ -311,6 +314,24 @@ def dot(a: np.ndarray, b: np.ndarray) -> float:
     if len(a) <= THREADED_DOT:
         return float(a @ b)
     return float(np.add.reduce(a * b))
+
+
+def weighted(level: LevelStats, hist: np.ndarray) -> tuple[float, float]:
+    """``(dot(hist, by_parent), dot(hist, empty_by_parent))`` of ``level``: the coordinates
+    and empty fibers a scan of it reads under a parent histogram ``hist``. Kept on the level
+    for the last :data:`WEIGHTED_KEPT` histograms (by identity: a compiled kernel's constant
+    histogram, or the measured ``coords`` a histogram is scaled from, are the same objects
+    on every prediction; arrays are never changed in place)."""
+    for kept in level.weighted:
+        if kept[0] is hist:
+            return kept[1], kept[2]
+    items, empty = dot(hist, level.by_parent), dot(hist, level.empty_by_parent)
+    level.weighted = ((hist, items, empty),) + level.weighted[:WEIGHTED_KEPT - 1]
+    return items, empty
+
+
+WEIGHTED_KEPT = 4
+"""Histograms :func:`weighted` keeps its sums for, per level."""
 
 
 def coord_groups(level: LevelStats) -> tuple:

@@ -53,7 +53,9 @@ class Level:
     dense level: e.g. node degrees; a join thins them by ``scale``); ``groups`` is
     ``np.unique(sizes, return_inverse=True)``, measured with the statistics, or None,
     so a rule concave in the fiber size can average over fibers instead of applying itself
-    to the mean; None when unknown."""
+    to the mean; None when unknown. An accumulator's key sizes leave ``sizes`` None (they are
+    ``groups[0][groups[1]]``) and may give the index as a
+    :class:`~fuseflow.explore.rules.NodeMap`."""
 
     @property
     def data(self) -> float:
