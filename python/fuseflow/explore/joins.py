@@ -65,15 +65,19 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     if J < max(float(d.max()) if d.size else 0.0, 1.0):  # population unknown: binomial
         return np.exp(d[:, None] * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
     top = (J + 1.0) - q * J                               # J − n_c + 1
-    if d.size * top.size <= SERIES_ABOVE:
-        return misses_gamma(d, top, J)
     drawn = d != 0.0
     if drawn.all():
-        return misses_series(d, top, J)
+        return _misses_drawn(d, top, J)
     out = np.ones((d.size, top.size))                    # no draws miss every key
     if drawn.any():
-        out[drawn] = misses_series(d[drawn], top, J)
+        out[drawn] = _misses_drawn(d[drawn], top, J)
     return out
+
+
+def _misses_drawn(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
+    if d.size * top.size <= SERIES_ABOVE:
+        return misses_gamma(d, top, J)
+    return misses_series(d, top, J)
 
 
 def misses_gamma(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
@@ -90,29 +94,26 @@ def misses_gamma(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
 def misses_series(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
     """:func:`misses_gamma` with the log-gamma of the matrix entries ``rest = top − d`` by
     Stirling's series where ``rest >= SERIES_FROM`` (``gammaln`` below): ``ln Γ(x) = (x −
-    ½) ln x − x + ½ ln 2π + 1/(12x) − 1/(360x³) + 1/(1260x⁵)``, truncated below ``1/(1680
-    x⁷) < 4e-15``, the rounding of a log-gamma of a few thousand. Its ``− x`` term and the
-    vectors over ``d`` and over ``top`` are added once per row and column: about a dozen
-    array passes an entry instead of a ``gammaln`` (17-21 ns)."""
-    rest = np.subtract.outer(d, top)
-    np.negative(rest, out=rest)
-    x = np.maximum(rest, SERIES_FROM)
+    ½) ln x − x + ½ ln 2π + 1/(12x) − 1/(360x³)``, truncated below ``1/(1260x⁵) < 8e-14``,
+    the rounding of a log-gamma of a few hundred. Its ``− x`` term and the vectors over
+    ``d`` and over ``top`` are added once per row and column: about 15 array passes an
+    entry instead of a ``gammaln`` (17-21 ns)."""
+    rest = top - d[:, None]
+    near = rest.min() < SERIES_FROM
+    x = np.maximum(rest, SERIES_FROM) if near else rest.copy()
     r = np.reciprocal(x)
-    log = r * r
-    corr = log * (-1.0 / 1260.0)
-    corr += 1.0 / 360.0
-    corr *= log
+    corr = r * r
+    corr *= 1.0 / 360.0
     corr -= 1.0 / 12.0
-    corr *= r                                   # −(1/(12x) − 1/(360x³) + 1/(1260x⁵))
-    np.log(x, out=log)
+    corr *= r                                   # −(1/(12x) − 1/(360x³))
+    log = np.log(x, out=r)
     x -= 0.5
     log *= x
     np.subtract(corr, log, out=log)             # −ln Γ(rest) − rest + ½ ln 2π
-    small = rest < SERIES_FROM
-    if small.any():
-        near = np.flatnonzero(small)
-        near_rest = rest.flat[near]
-        log.flat[near] = (_HALF_LOG_2PI - near_rest) - gammaln(np.maximum(near_rest, 1.0))
+    if near:
+        small = np.flatnonzero(rest < SERIES_FROM)
+        few = rest.flat[small]
+        log.flat[small] = (_HALF_LOG_2PI - few) - gammaln(np.maximum(few, 1.0))
     log += (gammaln(top) + top)
     log += (gammaln(J - d + 1.0) - math.lgamma(J + 1.0) - d - _HALF_LOG_2PI)[:, None]
     out = np.exp(log, out=log)
@@ -120,7 +121,7 @@ def misses_series(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
     return out
 
 
-SERIES_FROM = 40.0
+SERIES_FROM = 100.0
 """Arguments from which :func:`misses_series` takes Stirling's series for ``ln Γ``."""
 
 SERIES_ABOVE = 1024
