@@ -65,11 +65,12 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     if J < max(float(d.max()) if d.size else 0.0, 1.0):  # population unknown: binomial
         return np.exp(d[:, None] * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
     top = (J + 1.0) - q * J                               # J − n_c + 1
-    drawn = d != 0.0
-    if drawn.all():
+    empty = d.size - np.count_nonzero(d)                  # size bins of no fibers
+    if empty * top.size <= EMPTY_ABOVE:
         return _misses_drawn(d, top, J)
     out = np.ones((d.size, top.size))                    # no draws miss every key
-    if drawn.any():
+    if empty < d.size:
+        drawn = d != 0.0
         out[drawn] = _misses_drawn(d[drawn], top, J)
     return out
 
@@ -127,6 +128,10 @@ SERIES_FROM = 100.0
 SERIES_ABOVE = 1024
 """Matrix entries beyond which :func:`misses` takes :func:`misses_series` (below, its few
 extra array calls cost more than they save)."""
+
+EMPTY_ABOVE = 512
+"""Entries of rows of fiber size 0 (empty size bins, 44 of DBLP's 64) beyond which
+:func:`misses` sets them to 1 instead of evaluating them."""
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
