@@ -97,28 +97,28 @@ def misses_series(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
     Stirling's series where ``rest >= SERIES_FROM`` (``gammaln`` below): ``ln Γ(x) = (x −
     ½) ln x − x + ½ ln 2π + 1/(12x) − 1/(360x³)``, truncated below ``1/(1260x⁵) < 8e-14``,
     the rounding of a log-gamma of a few hundred. Its ``− x`` term and the vectors over
-    ``d`` and over ``top`` are added once per row and column: about 15 array passes an
-    entry instead of a ``gammaln`` (17-21 ns)."""
+    ``d`` and over ``top`` are added once per row and column: about a dozen array passes
+    an entry instead of a ``gammaln`` (13-21 ns)."""
     rest = top - d[:, None]
-    near = rest.min() < SERIES_FROM
-    x = np.maximum(rest, SERIES_FROM) if near else rest.copy()
+    least = float(_min(rest, axis=None))
+    x = np.maximum(rest, SERIES_FROM) if least < SERIES_FROM else rest
     r = np.reciprocal(x)
     corr = r * r
     corr *= 1.0 / 360.0
     corr -= 1.0 / 12.0
     corr *= r                                   # −(1/(12x) − 1/(360x³))
     log = np.log(x, out=r)
-    x -= 0.5
-    log *= x
+    log *= x - 0.5
     np.subtract(corr, log, out=log)             # −ln Γ(rest) − rest + ½ ln 2π
-    if near:
+    if least < SERIES_FROM:
         small = np.flatnonzero(rest < SERIES_FROM)
         few = rest.flat[small]
         log.flat[small] = (_HALF_LOG_2PI - few) - gammaln(np.maximum(few, 1.0))
     log += (gammaln(top) + top)
     log += (gammaln(J - d + 1.0) - math.lgamma(J + 1.0) - d - _HALF_LOG_2PI)[:, None]
     out = np.exp(log, out=log)
-    out[rest < 1.0] = 0.0
+    if least < 1.0:
+        out[rest < 1.0] = 0.0
     return out
 
 
@@ -134,6 +134,7 @@ EMPTY_ABOVE = 512
 :func:`misses` sets them to 1 instead of evaluating them."""
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+_min = np.minimum.reduce
 
 
 def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray, population: float,

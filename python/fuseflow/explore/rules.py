@@ -356,10 +356,10 @@ class NodeMemo:
     while its arrays are the same objects (``is``; node vectors are never changed in place)
     and replaced otherwise: one entry per kind, the arrays of the last prediction."""
 
-    __slots__ = ("grouped", "keyed")
+    __slots__ = ("grouped", "keyed", "bins")
 
     def __init__(self):
-        self.grouped = self.keyed = None
+        self.grouped = self.keyed = self.bins = None
 
 
 class NodeMap:
@@ -457,24 +457,42 @@ def _fiber_sizes(known, items: float, nonempty: float, draws: float,
             grouped = _grouped(weights, index, len(unique), memo)
         total = dot(grouped, unique) * scale        # Σ weights · sizes, summed per group
         if abs(total - items) <= 0.01 * items:
-            unique = unique * scale
-            grouped = np.where(unique <= 0.0, 0.0, grouped)
-            if len(unique) > SIZE_BINS:
-                # Sizes (ascending) in bins of about equal weight, each at its mean size.
-                order = np.argsort(unique)
-                ranked = grouped[order]
-                edges = np.searchsorted(np.cumsum(ranked) / ranked.sum(), _BIN_EDGES)
-                bin_of = np.empty(len(unique), dtype=np.intp)
-                bin_of[order] = np.searchsorted(edges, np.arange(len(unique)), side="right")
-                total = np.bincount(bin_of, weights=grouped, minlength=SIZE_BINS)
-                mass = np.bincount(bin_of, weights=grouped * unique, minlength=SIZE_BINS)
-                unique = mass / np.where(total > 0.0, total, 1.0)
-                grouped = total
-                index = NodeMap(index.base, bin_of[index.table]) \
-                    if isinstance(index, NodeMap) else NodeMap(index, bin_of)
-            weight = float(_sum(grouped))
+            grouped, unique, index, weight = _size_bins(unique, grouped, scale, index, memo)
             return grouped * (nonempty / weight if weight else 0.0), unique, index
     return np.array([nonempty]), np.array([draws]), None
+
+
+def _size_bins(unique: np.ndarray, grouped: np.ndarray, scale: float, index,
+               memo: NodeMemo | None) -> tuple:
+    """``(weights, sizes, member, total weight)`` of fiber sizes ``unique · scale`` of
+    weights ``grouped`` (coordinates in groups ``index``), in at most :data:`SIZE_BINS`
+    bins. Kept in ``memo`` for the same arrays and scale: sizes measured once, weighted by
+    a compiled constant (an accumulator reading a measured level)."""
+    if memo is not None:
+        kept = memo.bins
+        if kept is not None and kept[0] is unique and kept[1] is grouped \
+                and kept[2] == scale and kept[3] is index:
+            return kept[4]
+    key = (unique, grouped, scale, index)
+    unique = unique * scale
+    grouped = np.where(unique <= 0.0, 0.0, grouped)
+    if len(unique) > SIZE_BINS:
+        # Sizes (ascending) in bins of about equal weight, each at its mean size.
+        order = np.argsort(unique)
+        ranked = grouped[order]
+        edges = np.searchsorted(np.cumsum(ranked) / ranked.sum(), _BIN_EDGES)
+        bin_of = np.empty(len(unique), dtype=np.intp)
+        bin_of[order] = np.searchsorted(edges, np.arange(len(unique)), side="right")
+        total = np.bincount(bin_of, weights=grouped, minlength=SIZE_BINS)
+        mass = np.bincount(bin_of, weights=grouped * unique, minlength=SIZE_BINS)
+        unique = mass / np.where(total > 0.0, total, 1.0)
+        grouped = total
+        index = NodeMap(index.base, bin_of[index.table]) \
+            if isinstance(index, NodeMap) else NodeMap(index, bin_of)
+    out = (grouped, unique, index, float(_sum(grouped)))
+    if memo is not None:
+        memo.bins = key + (out,)
+    return out
 
 
 def written_level(refs: float, items: float, empty: float, size: int, hist, sizes,
