@@ -28,7 +28,6 @@ import os
 import pickle
 import tempfile
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +62,7 @@ class KernelCache:
     def key(self, graph, inputs, *, engine: str, arch) -> str:
         """The content key of simulating ``graph`` on ``inputs`` with ``engine`` and ``arch``."""
         h = hashlib.blake2b(digest_size=20)
-        h.update(_simulator_fingerprint().encode())
+        h.update(_FINGERPRINT.encode())
         h.update(repr((engine, arch)).encode())
         _hash_graph(h, graph)
         for tree in inputs:
@@ -153,8 +152,7 @@ def _hash_array(h, a) -> None:
     h.update(memoryview(a).cast("B"))
 
 
-@lru_cache(maxsize=1)
-def _simulator_fingerprint() -> str:
+def _fingerprint_sources() -> str:
     """A hash of every source file of ``fuseflow.sim`` (and of this module)."""
     import fuseflow.sim
 
@@ -164,3 +162,9 @@ def _simulator_fingerprint() -> str:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()
+
+
+_FINGERPRINT = _fingerprint_sources()
+"""Read when this module is imported, beside the engines (``fuseflow.runtime`` imports both):
+a process that runs for hours keys its results by the code it loaded, not by files edited
+on disk since."""

@@ -218,3 +218,12 @@ def test_an_extrapolated_run_counts_the_tokens_both_models_read_from_the_cache(t
                             Settings("fast", fuseflow.Arch(), 0, 1e-4, 1e-5), _NoSteps(),
                             extrapolation=Extrapolation("decoder", 4), deeper=two)[0].run
     assert (full.cycles, full.totals) == (plain.cycles, plain.totals)
+
+
+def test_another_simulator_source_never_reads_these_results(monkeypatch):
+    """The key holds a hash of the simulator's source as this process loaded it."""
+    cache = kernel_cache.KernelCache("unused")
+    key = cache.key(_EMPTY_GRAPH, [], engine="fast", arch=fuseflow.Arch())
+    assert kernel_cache._FINGERPRINT == kernel_cache._fingerprint_sources()
+    monkeypatch.setattr(kernel_cache, "_FINGERPRINT", "an edited engine")
+    assert cache.key(_EMPTY_GRAPH, [], engine="fast", arch=fuseflow.Arch()) != key
