@@ -245,7 +245,9 @@ class _PieceRunner(_Runner):
 
     def _simulate(self, piece: Piece) -> list[Stream]:
         """The block's outputs on ``piece``, from its carried clock."""
-        return simulate(self.ctx, [raise_stamps(s, self.clock) for s in piece.ins])
+        # a piece run again (past the token limit) is raised again to the same clock: no change
+        owned = piece.owned or [False] * len(piece.ins)
+        return simulate(self.ctx, [raise_stamps(s, self.clock, o) for s, o in zip(piece.ins, owned)])
 
     @staticmethod
     def _real_outputs(piece: Piece, full: list[Stream]) -> list[Stream]:

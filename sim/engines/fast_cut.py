@@ -45,6 +45,9 @@ class Piece:
     ins: list[Stream]
     used: list[int]
     strip: int
+    owned: list[bool] | None = None
+    """Per input, whether its stream's arrays were made for this piece alone (no other stream,
+    view or later piece reads them: its stamps may be raised in place); None: none is."""
 
 
 def _owner(code: int) -> bool:
@@ -62,14 +65,16 @@ def _prefixes(streams: list[Stream], used: list[int], walked: int | None = None,
     """
     if not any(used):
         return None
-    ins = []
+    ins, owned = [], []
     for i, (s, k) in enumerate(zip(streams, used)):
         peeked = i == walked and 0 < k < len(s) and _owner(int(s.code[k - 1]))
-        if k == len(s) and s.closed is not None and i != walked and outputs:
+        closed = k == len(s) and s.closed is not None and i != walked and outputs
+        if closed:
             ins.append(s.closed)  # no copy; its D's stamp matters to no real step (see Piece)
         else:
             ins.append(with_done(s.head(k), int(s.base[k]) + s.shift if peeked else None))
-    return Piece(ins, used, 1)
+        owned.append(not closed)  # with_done's arrays are new
+    return Piece(ins, used, 1, owned)
 
 
 def _per_token(ctx, streams, avail):
@@ -176,7 +181,7 @@ def _walk(lead: Stream, lead_avail: int, src: Stream, src_avail: int, lead_first
         src_piece = with_done(src.head(head + 1))
         ins = [lead_piece, src_piece] if lead_first else [src_piece, lead_piece]
         used = [lead_used + extra, src_used] if lead_first else [src_used, lead_used + extra]
-        return Piece(ins, used, 2)
+        return Piece(ins, used, 2, [True, True])  # new arrays (with_done)
     used = [lead_used, src_used] if lead_first else [src_used, lead_used]
     return _prefixes([lead, src] if lead_first else [src, lead], used, walked=None if lead_first else 0)
 

@@ -187,15 +187,31 @@ def with_done(s: Stream, stamp: int | None = None) -> Stream:
     return Stream(code, data, time, monotone, 0)
 
 
-def raise_stamps(s: Stream, floor: int) -> Stream:
+def raise_stamps(s: Stream, floor: int, owned: bool = False) -> Stream:
     """``s`` with every stamp below ``floor`` raised to it: a block whose clock is already
-    ``floor`` sees the stream as it would had it started at that clock (``docs/timing.md``)."""
+    ``floor`` sees the stream as it would had it started at that clock (``docs/timing.md``).
+
+    Monotone stamps below the floor are a prefix (found by bisection): only it is raised, the
+    rest copied as is.
+    ``owned``: ``s``'s stamp array was made for the caller alone (no other stream, view or
+    later piece reads it), so it is raised in place; else a new array is made.
+    """
     if not len(s) or floor <= 0:
         return s
     low = int(s.base[0]) if s.monotone else int(s.base.min())
     if low + s.shift >= floor:
         return s
-    time = np.maximum(s.base, TIME_DTYPE(floor - s.shift))  # the stamps are base + shift
+    bound = TIME_DTYPE(floor - s.shift)  # the stamps are base + shift
+    dtype = np.result_type(s.base, bound)
+    in_place = owned and dtype == s.base.dtype
+    if s.monotone:
+        below = int(np.searchsorted(s.base, bound))
+        time = s.base if in_place else np.empty(len(s.base), dtype)
+        time[:below] = bound
+        if not in_place:
+            time[below:] = s.base[below:]
+    else:
+        time = np.maximum(s.base, bound, out=s.base if in_place else None)
     return Stream(s.code, s._data, time, s.monotone, 0, shift=s.shift, rows=s.rows)
 
 

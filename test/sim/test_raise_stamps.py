@@ -1,0 +1,75 @@
+"""A chunked block's carried clock: its input stamps raised to it (``raise_stamps``), in place
+only on the arrays a piece made for itself alone (``fast_cut.Piece.owned``)."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fuseflow.sim.engines import fast_cut
+from fuseflow.sim.engines.fast_stream import Stream, from_tokens, raise_stamps
+from fuseflow.sim.tokens import stream
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(st.integers(0, 6), max_size=12), monotone=st.booleans(), shift=st.integers(0, 5),
+       floor=st.integers(-2, 40), owned=st.booleans(), seed=st.integers(0, 9))
+def test_raised_stamps_are_the_elementwise_maximum(steps, monotone, shift, floor, owned, seed):
+    """Whatever the path (bisected prefix or full pass, copy or in place), the stamps are
+    ``max(stamp, floor)``; a stream not owned keeps its array untouched."""
+    base = np.cumsum(steps, dtype=np.int64).astype(np.int32)
+    if not monotone:
+        base = np.random.default_rng(seed).permutation(base)
+    s = Stream(np.full(len(base), -1, np.int8), np.zeros(len(base), np.int32), base, monotone, shift=shift)
+    before = base.copy()
+    want = np.maximum(before + shift, floor) if floor > 0 else before + shift
+    got = raise_stamps(s, floor, owned)
+    assert got.time.tolist() == want.tolist()
+    assert got.monotone == monotone
+    if not owned:
+        assert base.tolist() == before.tolist()
+    elif got is not s:
+        assert got.base is base  # raised where it was
+
+
+def test_an_owned_stream_below_the_floor_is_raised_in_place_up_to_its_first_stamp_above():
+    s = Stream(np.full(5, -1, np.int8), np.zeros(5, np.int32), np.array([1, 2, 6, 9, 9], np.int32), True,
+               gap=0, shift=1)
+    got = raise_stamps(s, 5, owned=True)
+    assert got.base is s.base
+    assert s.base.tolist() == [4, 4, 6, 9, 9]
+    assert got.time.tolist() == [5, 5, 7, 10, 10]
+
+
+def _shared(a: Stream, b: Stream) -> bool:
+    return any(np.shares_memory(x, y) for x in (a.code, a.base) for y in (b.code, b.base))
+
+
+def _producer_piece(text: str) -> Stream:
+    """A producer's output piece as a chunked run hands it on: its stamps (shared with the
+    producer's other outputs) and its closed form, a view of the same arrays plus a ``D``."""
+    closed = from_tokens(stream(text + " D"), list(range(1, len(stream(text)) + 2)))
+    closed.monotone = True
+    piece = closed.head(len(closed) - 1)
+    piece.closed = closed
+    return piece
+
+
+def test_a_piece_owns_only_the_inputs_it_copied():
+    """A prefix cut copies its input (owned); an input consumed whole runs on its producer's
+    closed stream, shared with the producer's other consumers (not owned)."""
+    a, b = _producer_piece("0 1 S0"), _producer_piece("2 3 4 S0 5")
+    piece = fast_cut._prefixes([a, b], [len(a), 4])
+    assert piece.owned == [False, True]
+    assert piece.ins[0] is a.closed
+    for s, mine in zip(piece.ins, piece.owned):
+        assert mine == (not _shared(s, a) and not _shared(s, b))
+
+
+def test_a_walked_unit_owns_both_closed_inputs():
+    """A repeater reading signals on a unit still being walked: both inputs are new arrays."""
+    src = _producer_piece("7 8 S0")
+    sig = _producer_piece("R R S0 R")
+    piece = fast_cut.RULES["repeat"](None, [src, sig], [len(src), len(sig)])
+    assert (piece.strip, piece.owned) == (2, [True, True])
+    for s in piece.ins:
+        assert not _shared(s, src) and not _shared(s, sig)
