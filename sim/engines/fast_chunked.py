@@ -357,7 +357,7 @@ def _carried_before(carried: Stream | None, s: Stream, clock: int, delay: int,
     dtype = s.data.dtype if not k else np.result_type(carried.data.dtype, s.data.dtype)
     stamp = fast_stream.TIME_DTYPE
     code = np.empty(m, s.code.dtype)
-    data = np.zeros((m,) + s.data.shape[1:], dtype=dtype)
+    data = np.empty((m,) + s.data.shape[1:], dtype=dtype)  # every entry is written: no memset
     time = np.empty(m, stamp)
     if k:
         code[:k] = DATA
@@ -369,6 +369,7 @@ def _carried_before(carried: Stream | None, s: Stream, clock: int, delay: int,
     time[k:k + n] += stamp(s.shift + delay)
     if close:
         code[-2:] = (1, DONE_CODE)
+        data[-2:] = 0
         time[-2:] = time[k + n - 1] if k + n else 0
     return Stream(code, data, time, s.monotone)
 

@@ -182,8 +182,9 @@ def with_done(s: Stream, stamp: int | None = None) -> Stream:
     monotone = s.monotone and (not n or last >= int(time[n - 1]))
     if s.rows is not None and s._data is None and n == len(s.rows[0]) * (s.rows[1] + 1):
         return Stream(code, None, time, monotone, 0, rows=s.rows)
-    data = np.zeros((n + 1,) + s.data.shape[1:], dtype=s.data.dtype)
+    data = np.empty((n + 1,) + s.data.shape[1:], dtype=s.data.dtype)  # one pass, no memset
     data[:n] = s.data
+    data[n] = 0
     return Stream(code, data, time, monotone, 0)
 
 
