@@ -32,6 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
+from fuseflow.errors import ArgumentError
+from fuseflow.sim.arch import Arch
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 64 << 20
@@ -63,7 +66,7 @@ class KernelCache:
         """The content key of simulating ``graph`` on ``inputs`` with ``engine`` and ``arch``."""
         h = hashlib.blake2b(digest_size=20)
         h.update(_FINGERPRINT.encode())
-        h.update(repr((engine, arch)).encode())
+        h.update(repr((engine, arch if arch is not None else Arch())).encode())
         _hash_graph(h, graph)
         for tree in inputs:
             _hash_tree(h, tree)
@@ -123,8 +126,6 @@ def cache_of(value) -> KernelCache | None:
         return value
     if isinstance(value, (str, os.PathLike)):
         return KernelCache(value)
-    from fuseflow.errors import ArgumentError
-
     raise ArgumentError(f"kernel_cache must be a folder, a fuseflow.KernelCache or None, got "
                         f"{type(value).__name__}")
 

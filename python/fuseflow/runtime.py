@@ -128,17 +128,14 @@ def run_module(module: "mlir.Module", inputs: list[FiberTree], *, arch=None,
                 bound = [convert(read(v, op), fmt)
                          for v, fmt in zip(op.operands, input_formats(op))]
                 key = cache.key(graph, bound, engine=engine, arch=arch) if cache else None
-                known = cache.get(key) if cache else None
-                if known is not None:
-                    run.kernels.append(KernelRun(graph.name, known, graph, os.getpid(), True))
-                    for at, (value, tree) in enumerate(zip(op.results, known.outputs)):
-                        env[value] = tree
-                        made_by[value] = (known, at)
-                elif pool is None:
-                    result = engines.run(graph, bound, arch=arch, engine=engine, trace=trace)
-                    if cache:
-                        cache.put(key, result)
-                    run.kernels.append(KernelRun(graph.name, result, graph, os.getpid()))
+                result = cache.get(key) if cache else None
+                cached = result is not None
+                if pool is None or cached:
+                    if not cached:
+                        result = engines.run(graph, bound, arch=arch, engine=engine, trace=trace)
+                        if cache:
+                            cache.put(key, result)
+                    run.kernels.append(KernelRun(graph.name, result, graph, os.getpid(), cached))
                     for at, (value, tree) in enumerate(zip(op.results, result.outputs)):
                         env[value] = tree
                         made_by[value] = (result, at)

@@ -141,7 +141,7 @@ def test_node_memo_gives_what_computing_gives_on_repeated_and_changed_inputs():
         assert _same(rules.accumulate(*chained, memo=second), rules.accumulate(*chained))
     assert maps[1] is maps[0]                           # reused
     assert maps[2] is not maps[1] and np.array_equal(maps[2], maps[1])
-    assert first.grouped[0] is a[2][0]                  # holds the last arrays only
+    assert first.grouped[0][0] is a[2][0]               # holds the last arrays only (its key)
 
 
 def _close(a, b):

@@ -227,3 +227,9 @@ def test_another_simulator_source_never_reads_these_results(monkeypatch):
     assert kernel_cache._FINGERPRINT == kernel_cache._fingerprint_sources()
     monkeypatch.setattr(kernel_cache, "_FINGERPRINT", "an edited engine")
     assert cache.key(_EMPTY_GRAPH, [], engine="fast", arch=fuseflow.Arch()) != key
+
+
+def test_no_architecture_is_the_default_one():
+    cache = kernel_cache.KernelCache("unused")
+    assert cache.key(_EMPTY_GRAPH, [], engine="fast", arch=None) == \
+        cache.key(_EMPTY_GRAPH, [], engine="fast", arch=fuseflow.Arch())

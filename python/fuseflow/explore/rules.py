@@ -354,7 +354,8 @@ class NodeMemo:
     ``by_parent`` groups and the maps built from them once here (:class:`NodeMap`): the same
     objects on every prediction from the same measured statistics. Each entry is reused
     while its arrays are the same objects (``is``; node vectors are never changed in place)
-    and replaced otherwise: one entry per kind, the arrays of the last prediction."""
+    and replaced otherwise: one ``(key, value)`` entry per kind, the arrays of the last
+    prediction (:func:`_recall`, :func:`_keep`)."""
 
     __slots__ = ("grouped", "keyed", "bins")
 
@@ -379,32 +380,46 @@ class NodeMap:
         return self.table[self.base]
 
 
+def _recall(memo: NodeMemo | None, slot: str, key: tuple):
+    """What ``memo`` keeps in ``slot`` for ``key`` (its arrays the same objects, its numbers
+    equal), or None."""
+    kept = getattr(memo, slot) if memo is not None else None
+    if kept is None:
+        return None
+    for a, b in zip(kept[0], key):
+        if a is not b and (isinstance(b, (np.ndarray, NodeMap)) or a != b):
+            return None
+    return kept[1]
+
+
+def _keep(memo: NodeMemo | None, slot: str, key: tuple, value):
+    """``value``, kept in ``memo``'s ``slot`` for ``key``."""
+    if memo is not None:
+        setattr(memo, slot, (key, value))
+    return value
+
+
 def _grouped(weights: np.ndarray, index: np.ndarray, groups: int,
              memo: NodeMemo | None) -> np.ndarray:
     """``bincount(index, weights)`` over ``groups`` groups (kept in ``memo``)."""
-    if memo is not None:
-        kept = memo.grouped
-        if kept is not None and kept[0] is weights and kept[1] is index and kept[2] == groups:
-            return kept[3]
-    grouped = np.bincount(index, weights=weights, minlength=groups)
-    if memo is not None:
-        memo.grouped = (weights, index, groups, grouped)
-    return grouped
+    key = (weights, index, groups)
+    kept = _recall(memo, "grouped", key)
+    if kept is not None:
+        return kept
+    return _keep(memo, "grouped", key, np.bincount(index, weights=weights, minlength=groups))
 
 
 def _keyed(weights: np.ndarray, member: np.ndarray, groups: int,
            memo: NodeMemo | None) -> tuple[np.ndarray, np.ndarray]:
     """``member`` where the weight is positive, else ``groups`` (no fiber merged), and the
     weights added up per entry (kept in ``memo``)."""
-    if memo is not None:
-        kept = memo.keyed
-        if kept is not None and kept[0] is weights and kept[1] is member and kept[2] == groups:
-            return kept[3], kept[4]
+    key = (weights, member, groups)
+    kept = _recall(memo, "keyed", key)
+    if kept is not None:
+        return kept
     index = np.where(weights > 0.0, member, groups)
-    counts = np.bincount(index, weights=weights, minlength=groups + 1)
-    if memo is not None:
-        memo.keyed = (weights, member, groups, index, counts)
-    return index, counts
+    return _keep(memo, "keyed", key,
+                 (index, np.bincount(index, weights=weights, minlength=groups + 1)))
 
 
 def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member,
@@ -468,12 +483,10 @@ def _size_bins(unique: np.ndarray, grouped: np.ndarray, scale: float, index,
     weights ``grouped`` (coordinates in groups ``index``), in at most :data:`SIZE_BINS`
     bins. Kept in ``memo`` for the same arrays and scale: sizes measured once, weighted by
     a compiled constant (an accumulator reading a measured level)."""
-    if memo is not None:
-        kept = memo.bins
-        if kept is not None and kept[0] is unique and kept[1] is grouped \
-                and kept[2] == scale and kept[3] is index:
-            return kept[4]
     key = (unique, grouped, scale, index)
+    kept = _recall(memo, "bins", key)
+    if kept is not None:
+        return kept
     unique = unique * scale
     grouped = np.where(unique <= 0.0, 0.0, grouped)
     if len(unique) > SIZE_BINS:
@@ -489,10 +502,7 @@ def _size_bins(unique: np.ndarray, grouped: np.ndarray, scale: float, index,
         grouped = total
         index = NodeMap(index.base, bin_of[index.table]) \
             if isinstance(index, NodeMap) else NodeMap(index, bin_of)
-    out = (grouped, unique, index, float(_sum(grouped)))
-    if memo is not None:
-        memo.bins = key + (out,)
-    return out
+    return _keep(memo, "bins", key, (grouped, unique, index, float(_sum(grouped))))
 
 
 def written_level(refs: float, items: float, empty: float, size: int, hist, sizes,
