@@ -141,6 +141,9 @@ class _PieceRunner(_Runner):
         """The most input tokens a piece looks at first (None: all pending); shrunk when a
         piece emits more than the token limit."""
         self.budget = budget
+        self.front = FRONT_TOKENS if split is None else min(FRONT_TOKENS, split)
+        """Queued pieces this long are cut alone (:meth:`_fronts`); forced chunks (tests) make
+        it as short as they are, so that every piece boundary is exercised."""
         self.limit = ctx.token_limit
         """The most tokens one piece may emit (the context's limit while no piece runs)."""
         self.backlog = False
@@ -160,9 +163,13 @@ class _PieceRunner(_Runner):
             if self.budget is not None and max(emitted, default=0) >= self.budget:
                 self.backlog = self.fresh = True  # the rest in the next round
                 break
-            streams = [concat(p) if p else _EMPTY for p in self.pending]
-            self.pending = [[s] if len(s) else [] for s in streams]
+            streams, rest = self._fronts()
             piece = self._next_piece(streams)
+            if piece is None and any(rest):  # the front pieces hold no step: all of them
+                streams = [concat(p) if p else _EMPTY for p in self.pending]
+                self.pending = [[s] if len(s) else [] for s in streams]
+                rest = [[] for _ in streams]
+                piece = self._next_piece(streams)
             if piece is None:
                 break
             outs = None
@@ -186,9 +193,29 @@ class _PieceRunner(_Runner):
             for j, out in enumerate(outs):
                 produced[j].append(out)
                 emitted[j] += len(out)
-            self.pending = [[s.tail(k)] if k < len(s) else [] for s, k in zip(streams, piece.used)]
+            self.pending = [([s.tail(k)] if k < len(s) else []) + later
+                            for s, k, later in zip(streams, piece.used, rest)]
             self.done = piece.strip == 0  # the whole rest of every input, its D included
         return produced
+
+    def _fronts(self) -> tuple[list[Stream], list[list[Stream]]]:
+        """Per input, the stream the next piece is cut from and the pieces queued after it.
+
+        A first queued piece of at least :attr:`front` tokens is cut alone: taken whole, it
+        runs as its producer closed it (:attr:`Stream.closed`) and nothing is copied. Shorter
+        ones are joined with what follows (:func:`concat`), as are all of them when the front
+        pieces hold no step (:meth:`advance`).
+        """
+        streams, rest = [], []
+        for pieces in self.pending:
+            if len(pieces) > 1 and len(pieces[0]) >= self.front:
+                streams.append(pieces[0])
+                rest.append(pieces[1:])
+            else:
+                streams.append(concat(pieces) if pieces else _EMPTY)
+                rest.append([])
+        self.pending = [[s] + later if len(s) else later for s, later in zip(streams, rest)]
+        return streams, rest
 
     def _next_piece(self, streams: list[Stream]) -> Piece | None:
         """The next piece within the first :attr:`size` tokens of each input, looking further
@@ -430,6 +457,10 @@ def _token_limit(ctx, limit: int | None):
     finally:
         ctx.token_limit = saved
 
+
+FRONT_TOKENS = 1 << 16
+"""Queued pieces at least this long are cut one at a time instead of joined first: joining
+copies every token once more, while a short piece costs a block call more than its copy."""
 
 _EMPTY = Stream(np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(0, np.int32), True, 0)
 
