@@ -244,7 +244,8 @@ class _PieceRunner(_Runner):
                                tokens_out={c: 0 for c in self.block.outputs})
         ctx.clock = 0
         ctx.sink = []
-        full = self._simulate(piece)
+        with piece.closing():
+            full = self._simulate(piece)
         outs = self._real_outputs(piece, full)
         if not piece.strip:
             self.clock = ctx.clock
@@ -254,7 +255,8 @@ class _PieceRunner(_Runner):
             self.clock = ctx.clock - piece.strip * ctx.ii
         if piece.strip == 1:
             for o, f in zip(outs, full):
-                o.closed = f
+                if not piece.aliases(f):  # a borrowed D is gone after the run
+                    o.closed = f
         got, total = ctx.stats, self.stats
         total.steps += got.steps - piece.strip
         for ch, k in zip(self.block.inputs, piece.used):

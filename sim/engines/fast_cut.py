@@ -17,6 +17,7 @@ instead, see :mod:`fuseflow.sim.engines.fast_chunked`).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 from fuseflow.sim.blocks.joiner import ref_ports
 from fuseflow.sim.engines import fast_native
 from fuseflow.sim.engines.fast_reduce import outer_units
-from fuseflow.sim.engines.fast_stream import DATA, EMPTY_CODE, REPEAT_CODE, Stream, with_done
+from fuseflow.sim.engines.fast_stream import DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, with_done
 
 STATEFUL = frozenset({"crddrop", "crdhold", "join"})
 """Kinds whose state between tokens is more than a clock: run as a coroutine kept alive across
@@ -48,6 +49,33 @@ class Piece:
     owned: list[bool] | None = None
     """Per input, whether its stream's arrays were made for this piece alone (no other stream,
     view or later piece reads them: its stamps may be raised in place); None: none is."""
+    slots: list[tuple[np.ndarray, int, object]] | None = None
+    """Entries ``(array, index, value)`` that make the synthetic ``D`` of an input cut inside
+    its stream: the input is a view of the stream up to and including the token after the
+    cut, which holds the ``D`` while the piece runs (:meth:`closing`); None: no input is."""
+
+    @contextlib.contextmanager
+    def closing(self):
+        """Writes the borrowed ``D`` tokens (:attr:`slots`) for the duration, then puts the
+        tokens they cover back, whatever happens: only the block run on the piece sees them."""
+        if not self.slots:
+            yield
+            return
+        saved = [(a, i, a[i].copy()) for a, i, _ in self.slots]
+        try:
+            for a, i, v in self.slots:
+                a[i] = v
+            yield
+        finally:
+            for a, i, old in reversed(saved):
+                a[i] = old
+
+    def aliases(self, s: Stream) -> bool:
+        """Whether ``s`` may share memory with a borrowed ``D`` (then it must not outlive the
+        run: its tokens change back)."""
+        return bool(self.slots) and any(
+            np.may_share_memory(a, b) for a, _, _ in self.slots
+            for b in (s.code, s._data, s.base) if b is not None)
 
 
 def _owner(code: int) -> bool:
@@ -65,16 +93,48 @@ def _prefixes(streams: list[Stream], used: list[int], walked: int | None = None,
     """
     if not any(used):
         return None
-    ins, owned = [], []
+    ins: list[Stream | None] = [None] * len(streams)
+    owned = [False] * len(streams)
+    borrow = _borrowable(streams, used, walked) if outputs else set()
+    slots = []
     for i, (s, k) in enumerate(zip(streams, used)):
         peeked = i == walked and 0 < k < len(s) and _owner(int(s.code[k - 1]))
-        closed = k == len(s) and s.closed is not None and i != walked and outputs
-        if closed:
-            ins.append(s.closed)  # no copy; its D's stamp matters to no real step (see Piece)
+        if k == len(s) and s.closed is not None and i != walked and outputs:
+            ins[i] = s.closed  # no copy; its D's stamp matters to no real step (see Piece)
+        elif i in borrow:  # the token after the cut becomes the D, stamped like the last one
+            stamp = s.base[k - 1]
+            ins[i] = Stream(s.code[:k + 1], s.data[:k + 1], s.base[:k + 1], s.monotone, 0, s.shift)
+            slots += [(s.code, k, DONE_CODE), (s.data, k, 0), (s.base, k, stamp)]
         else:
-            ins.append(with_done(s.head(k), int(s.base[k]) + s.shift if peeked else None))
-        owned.append(not closed)  # with_done's arrays are new
-    return Piece(ins, used, 1, owned)
+            ins[i] = with_done(s.head(k), int(s.base[k]) + s.shift if peeked else None)
+            owned[i] = True  # with_done's arrays are new
+    return Piece(ins, used, 1, owned, slots or None)
+
+
+def _borrowable(streams: list[Stream], used: list[int], walked: int | None) -> set[int]:
+    """The inputs cut inside their stream whose ``D`` may be borrowed (:attr:`Piece.slots`)
+    instead of appended to a copy (:func:`with_done`): their payload built, not walked (a peeked ``D`` is stamped like the next token), and
+    no array shared with another input unless that one is cut at the same token (a coordinate
+    and a value stream of one producer share their tokens and stamps: the same ``D``)."""
+    cut = {i for i, (s, k) in enumerate(zip(streams, used))
+           if 0 < k < len(s) and s._data is not None and i != walked}
+    for i in cut:
+        for j, t in enumerate(streams):
+            if j == i:
+                continue
+            for a in (streams[i].code, streams[i]._data, streams[i].base):
+                for b in (t.code, t._data, t.base):
+                    if b is None or not np.may_share_memory(a, b):
+                        continue
+                    if not (j in cut and used[j] == used[i] and _same_start(a, b)):
+                        return set()
+    return cut
+
+
+def _same_start(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays index the same memory (entry ``k`` of one is entry ``k`` of the other)."""
+    return (a.dtype == b.dtype and a.strides == b.strides
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def _per_token(ctx, streams, avail):

@@ -1,12 +1,13 @@
 """A chunked block's carried clock: its input stamps raised to it (``raise_stamps``), in place
-only on the arrays a piece made for itself alone (``fast_cut.Piece.owned``)."""
+only on the arrays a piece made for itself alone (``fast_cut.Piece.owned``); an input cut
+inside its stream closed by a borrowed ``D`` (``fast_cut.Piece.slots``)."""
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflow.sim.engines import fast_cut
-from fuseflow.sim.engines.fast_stream import Stream, from_tokens, raise_stamps
+from fuseflow.sim.engines.fast_stream import DONE_CODE, Stream, from_tokens, raise_stamps
 from fuseflow.sim.tokens import stream
 
 
@@ -55,14 +56,53 @@ def _producer_piece(text: str) -> Stream:
 
 
 def test_a_piece_owns_only_the_inputs_it_copied():
-    """A prefix cut copies its input (owned); an input consumed whole runs on its producer's
-    closed stream, shared with the producer's other consumers (not owned)."""
+    """An input consumed whole runs on its producer's closed stream and an input cut inside
+    its stream on a view of it (both shared with the producer's other consumers: not owned);
+    a cut that cannot borrow its D (a walked input) is a copy (owned)."""
     a, b = _producer_piece("0 1 S0"), _producer_piece("2 3 4 S0 5")
     piece = fast_cut._prefixes([a, b], [len(a), 4])
-    assert piece.owned == [False, True]
+    assert piece.owned == [False, False]
     assert piece.ins[0] is a.closed
-    for s, mine in zip(piece.ins, piece.owned):
-        assert mine == (not _shared(s, a) and not _shared(s, b))
+    assert _shared(piece.ins[1], b)
+    walked = fast_cut._prefixes([a, b], [len(a), 4], walked=1)
+    assert walked.owned == [False, True]
+    assert not _shared(walked.ins[1], b)
+
+
+def _tokens(s: Stream) -> list:
+    return list(zip(s.code.tolist(), s.data.tolist(), s.time.tolist()))
+
+
+def test_a_cut_input_borrows_the_next_token_for_its_done_while_the_piece_runs():
+    """Inside ``closing`` the input is the prefix and a D stamped like its last token; after
+    (also after an error) the stream holds its own tokens again."""
+    b = _producer_piece("2 3 4 S0 5 S0")
+    before = _tokens(b)
+    piece = fast_cut._prefixes([b], [4])
+    with piece.closing():
+        inside = _tokens(piece.ins[0])
+    assert inside == before[:4] + [(DONE_CODE, 0, before[3][2])]
+    assert _tokens(b) == before
+    try:
+        with piece.closing():
+            raise RuntimeError("block failed")
+    except RuntimeError:
+        pass
+    assert _tokens(b) == before
+    assert piece.aliases(piece.ins[0]) and not piece.aliases(_producer_piece("1 S0"))
+
+
+def test_inputs_sharing_arrays_borrow_only_when_cut_at_the_same_token():
+    """A coordinate and a value stream of one producer share tokens and stamps: cut at the same
+    token they write the same D; cut at different tokens, both are copied."""
+    crd = _producer_piece("2 3 4 S0 5 S0")
+    val = Stream(crd.code, crd.data.astype(np.float32) + 0.5, crd.base, True)
+    same = fast_cut._prefixes([crd, val], [4, 4])
+    assert same.owned == [False, False] and len(same.slots) == 6
+    with same.closing():
+        assert _tokens(same.ins[0])[-1][0] == _tokens(same.ins[1])[-1][0] == DONE_CODE
+    apart = fast_cut._prefixes([crd, val], [4, 2])
+    assert apart.owned == [True, True] and not apart.slots
 
 
 def test_a_walked_unit_owns_both_closed_inputs():
