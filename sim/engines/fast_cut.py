@@ -228,13 +228,14 @@ def _walk(lead: Stream, lead_avail: int, src: Stream, src_avail: int, lead_first
     """
     lcode = lead.code[:lead_avail]
     heads, complete = _units(src.code, src_avail)
-    # the closing tokens of the complete units and of the next: no more are read
-    closes = fast_native.first_positions(lcode, 0 if close is None else close, close is None,
-                                         complete + 1)
-    q = min(len(closes), complete)
-    lead_used = int(closes[q - 1]) + 1 if q else 0
+    # the closing tokens of the last complete unit consumed and of the next
+    code, at_least = (0, True) if close is None else (close, False)
+    count = int(fast_native.count_hits(lcode, code, at_least))
+    q = min(count, complete)
+    last, after = fast_native.hit_positions(lcode, code, at_least, q - 1, count).tolist()
+    lead_used = last + 1 if q else 0
     src_used = int(heads[q]) if q < len(heads) else src_avail
-    extra = (int(closes[q]) if q < len(closes) else lead_avail) - lead_used
+    extra = (after if q < count else lead_avail) - lead_used
     if extra and q < len(heads) and _owner(int(src.code[heads[q]])):
         head = int(heads[q])
         lead_piece = _close_unit(lead.head(lead_used + extra))

@@ -450,21 +450,83 @@ def fiber_sums(code, vals, compact, out, seen):
             g += 1
 
 
+_HIT_BLOCK = 4096
+"""Entries counted at once (a branch-free loop) before the block holding a wanted hit is read
+one entry at a time (:func:`hit_positions`)."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_hit(x, c, at_least):
+    return (x == c) | (at_least & (x >= c))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _hits_in(code, lo, hi, c, at_least):
+    """Hits among ``code[lo:hi]`` (the test hoisted out of the loop, which then vectorizes)."""
+    m = 0
+    if at_least:
+        for j in range(lo, hi):
+            m += code[j] >= c
+    else:
+        for j in range(lo, hi):
+            m += code[j] == c
+    return m
+
+
 @njit(cache=True, nogil=True)
-def first_positions(code, c, at_least, m):
-    """The indices of the first ``m`` (at most) entries of ``code`` equal to ``c`` (or, with
-    ``at_least``, at least ``c``), increasing (int64); stops at the ``m``-th. Without a branch
-    per entry: every index is written to the next free slot, which a hit keeps."""
-    want = max(min(m, len(code)), 0)
-    out = np.empty(want + 1, dtype=np.int64)
-    k = 0
-    for i in range(len(code)):
-        if k >= want:
-            break
-        x = code[i]
-        out[np.uint64(k)] = i
-        k += (x == c) | (at_least & (x >= c))
-    return out[:k]
+def count_hits(code, c, at_least):
+    """How many entries of ``code`` equal ``c`` (or, with ``at_least``, are at least ``c``):
+    one pass without a branch per entry."""
+    return _hits_in(code, 0, len(code), c, at_least)
+
+
+@njit(cache=True, nogil=True)
+def hit_positions(code, c, at_least, first, total):
+    """The indices of hits ``first`` and ``first + 1`` (counting from 0; -1 where there is
+    none) among the ``total`` entries of ``code`` equal to ``c`` (or at least ``c``, with
+    ``at_least``), read from whichever end of ``code`` is nearer to them, whole blocks of
+    entries without the hit counted and skipped."""
+    out = np.full(2, -1, dtype=np.int64)
+    n = len(code)
+    if total <= 0 or first >= total:
+        return out
+    if first < total - first:  # forwards: hit k is the first hit at or after index i
+        k, i = 0, 0
+        while i < n:
+            end = min(i + _HIT_BLOCK, n)
+            m = _hits_in(code, i, end, c, at_least)
+            if k + m <= first:
+                k += m
+                i = end
+                continue
+            for j in range(i, n):
+                if _is_hit(code[j], c, at_least):
+                    if k == first:
+                        out[0] = j
+                    elif k == first + 1:
+                        out[1] = j
+                        return out
+                    k += 1
+            return out
+        return out
+    k, i = total - 1, n  # backwards: hit k is the last hit before index i
+    while i > 0:
+        start = max(i - _HIT_BLOCK, 0)
+        m = _hits_in(code, start, i, c, at_least)
+        if k - m >= first + 1:
+            k -= m
+            i = start
+            continue
+        for j in range(i - 1, -1, -1):
+            if _is_hit(code[j], c, at_least):
+                if k == first + 1:
+                    out[1] = j
+                elif k == first:
+                    out[0] = j
+                    return out
+                k -= 1
+        return out
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -252,12 +252,25 @@ def test_fiber_sum_kernel_adds_each_fibers_values_in_arrival_order(data, size, c
        st.integers(0, 35), st.integers(0, 33))
 def test_positions_are_found_from_either_end(codes, c, m, k):
     code = np.array(codes, np.int8)
-    equal = [i for i, x in enumerate(codes) if x == c]
     above = [i for i, x in enumerate(codes) if x >= c]
-    assert fast_native.first_positions(code, c, False, m).tolist() == equal[:m]
-    assert fast_native.first_positions(code, c, True, m).tolist() == above[:m]
     before = [i for i in above if i < k]
     assert fast_native.last_at_least(code, k, c) == (before[-1] + 1 if before else 0)
+
+
+@settings(max_examples=120, deadline=None)
+@given(n=st.integers(0, 3 * fast_native._HIT_BLOCK + 7), hits=st.sampled_from([0.0, 0.0005, 0.01, 0.3, 1.0]),
+       c=st.integers(0, 2), at_least=st.booleans(), seed=st.integers(0, 999), data=st.data())
+def test_hits_are_counted_and_found_from_either_end(n, hits, c, at_least, seed, data):
+    """``count_hits`` and ``hit_positions`` against numpy, over several blocks of entries."""
+    rng = np.random.default_rng(seed)
+    code = rng.choice(np.array([-4, -3, -2, -1], np.int8), n)
+    where = rng.random(n) < hits
+    code[where] = rng.integers(0, 3, int(where.sum()))
+    want = np.flatnonzero(code >= c if at_least else code == c).tolist()
+    assert fast_native.count_hits(code, c, at_least) == len(want)
+    first = data.draw(st.integers(-1, len(want) + 1))
+    got = fast_native.hit_positions(code, c, at_least, first, len(want)).tolist()
+    assert got == [want[i] if 0 <= i < len(want) else -1 for i in (first, first + 1)]
 
 
 @settings(max_examples=120, deadline=None)
