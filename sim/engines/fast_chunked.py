@@ -151,6 +151,12 @@ class _PieceRunner(_Runner):
         self.stats = BlockStats(block.name, block.kind, tokens_in={c: 0 for c in block.inputs},
                                 tokens_out={c: 0 for c in block.outputs})
         self.sinks: list = []
+        self.shared = lambda stamps, front: True
+        """Whether an array may share memory with the stamps of a stream still to be read
+        other than ``front`` (set by :func:`run`; by default always: stamps are copied to be
+        raised)."""
+        self.fronts: list[Stream] = []
+        """Per input, the pending stream the piece being run was cut from."""
 
     def advance(self) -> list[list[Stream]]:
         """Runs the pieces the pending inputs allow, up to the round's budget; the output
@@ -164,11 +170,13 @@ class _PieceRunner(_Runner):
                 self.backlog = self.fresh = True  # the rest in the next round
                 break
             streams, rest = self._fronts()
+            self.fronts = streams
             piece = self._next_piece(streams)
             if piece is None and any(rest):  # the front pieces hold no step: all of them
                 streams = [concat(p) if p else _EMPTY for p in self.pending]
                 self.pending = [[s] if len(s) else [] for s in streams]
                 rest = [[] for _ in streams]
+                self.fronts = streams
                 piece = self._next_piece(streams)
             if piece is None:
                 break
@@ -276,7 +284,17 @@ class _PieceRunner(_Runner):
         """The block's outputs on ``piece``, from its carried clock."""
         # a piece run again (past the token limit) is raised again to the same clock: no change
         owned = piece.owned or [False] * len(piece.ins)
-        return simulate(self.ctx, [raise_stamps(s, self.clock, o) for s, o in zip(piece.ins, owned)])
+        return simulate(self.ctx, [self._raised(s, o, front)
+                                   for s, o, front in zip(piece.ins, owned, self.fronts)])
+
+    def _raised(self, s: Stream, owned: bool, front: Stream) -> Stream:
+        """``s`` seen from the carried clock (:func:`raise_stamps`). A stream cut from
+        ``front`` is raised in place too when no stream still to be read shares its stamps:
+        the tokens it holds are this piece's alone, the rest of ``front`` is copied after."""
+        if not owned and len(s) and self.clock > 0 \
+                and not (s.monotone and int(s.base[0]) + s.shift >= self.clock):
+            owned = not self.shared(s.base, front)
+        return raise_stamps(s, self.clock, owned)
 
     @staticmethod
     def _real_outputs(piece: Piece, full: list[Stream]) -> list[Stream]:
@@ -642,6 +660,25 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
     while _backlog(runners.values()):
         one_round()
     outer = _OuterFibers(held, [b for b in graph.blocks if b.name in sources])
+
+    def shared(stamps: np.ndarray, front: Stream) -> bool:
+        """Whether ``stamps`` may share memory with the stamps of a stream still to be read
+        other than ``front``: pending for a block, or held by the outer scanners."""
+        for other in runners.values():
+            if not isinstance(other, _PieceRunner):
+                continue
+            for pieces in other.pending:
+                for p in pieces:
+                    if p is front:
+                        continue
+                    while p is not None:
+                        if np.may_share_memory(stamps, p.base):
+                            return True
+                        p = p.closed
+        return any(np.may_share_memory(stamps, s.base) for entry in outer.outputs for _, s in entry[1])
+
+    for r in runners.values():
+        r.shared = shared
     # once a block's clock passes half the stamp type's range, the rest of the run stamps with
     # int64 (the pending pieces widened) instead of redoing the kernel when a clock overflows
     with contextlib.ExitStack() as wide:
