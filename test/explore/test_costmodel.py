@@ -202,8 +202,8 @@ def test_accumulator_averages_over_measured_fiber_sizes(monkeypatch):
 
     by_size = spacc_error()
     monkeypatch.setattr(rules, "_fiber_sizes",
-                        lambda known, items, nonempty, draws, memo=None: (np.array([nonempty]),
-                                                                     np.array([draws]), None))
+                        lambda known, items, nonempty, draws, memo=None, native=None: (
+                            np.array([nonempty]), np.array([draws]), None))
     by_mean = spacc_error()
     assert abs(by_size) < 0.08 < 0.12 < by_mean
 

@@ -235,9 +235,11 @@ _TOTALS = ("cycles", "tokens", "steps") + COUNTERS + ("buffer_bytes",)
 
 
 def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
+    from fuseflow.explore import native     # numba: loaded by the first compiled kernel
+
     code = _Code()
     ns = code.namespace
-    ns.update(Level=Level, np=np, math=math, _Scratch=_Scratch, rules=rules,
+    ns.update(Level=Level, np=np, math=math, _Scratch=_Scratch, rules=rules, native=native,
               LevelStats=LevelStats, TensorStats=TensorStats, dot=dot, weighted=weighted)
     ctx = rules.RuleContext([], list(graph.outputs))
     ns["ctx"] = ctx
@@ -682,7 +684,7 @@ def _emit_joiner(block, ins, code: _Code):
     listed = "".join(o + ", " for o in operands), "".join(a + ", " for a in arrays)
     code.block((pj, items, merged, hist),
                f"{pj}, {items}, {merged}, {hist} = rules.join_counts(({listed[0]}), "
-               f"{code.lit(size)}, {union}, {code.lit(n)}, ({listed[1]}))")
+               f"{code.lit(size)}, {union}, {code.lit(n)}, ({listed[1]}), native)")
     sizes = None
     if not union and any(last.sizes is not None for last in lasts):
         pairs = [_tuple(code, (last.sizes, data)) for last, data in zip(lasts, datas)]
@@ -727,7 +729,7 @@ def _emit_spacc(block, ins, code: _Code, counters):
                                            above.items, nonempty, draws, empty_below))
     memo = code.const(rules.NodeMemo())         # this accumulator's node-vector work
     code.block(tuple(names), f"{', '.join(names)}, = rules.accumulate({args}, "
-                             f"({''.join(a + ', ' for a in arrays)}), {memo})")
+                             f"({''.join(a + ', ' for a in arrays)}), {memo}, native)")
     levels = []
     parent = above
     for j, crd in enumerate(crds):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fuseflow.explore.joins import distinct, fold, held
+from fuseflow.explore.joins import UNIQUE_ABOVE, distinct, fold, held
 from fuseflow.explore.prediction import BlockPrediction
 from fuseflow.explore.stats import LevelStats, TensorStats, coord_groups, dot
 from fuseflow.explore.streams import ROOT, Level, Profile, fibers, own_empty, tokens
@@ -137,16 +137,18 @@ def _joiner(block, ins, ctx, out):
     return outs
 
 
-def join_counts(operands, size: float, union: bool, n_fibers: float, arrays):
+def join_counts(operands, size: float, union: bool, n_fibers: float, arrays, native=None):
     """``(p, items, merged, hist)`` of a join of ``n_fibers`` fibers: the probability that a
     joined fiber is nonempty, the joined items, the items of the operands' union (the
     joiner's steps) and the joined coordinates' histogram. ``operands``: ``(p_i, a_i)``
     (nonempty with ``p_i``, then ``a_i`` coordinates) for the density model (``joins.fold``);
     ``arrays``: ``(hist_i, data_i, size_i)``, used when an operand has a histogram (a fiber
-    holds coordinate ``c`` with probability ``hist_i(c) / fibers``)."""
+    holds coordinate ``c`` with probability ``hist_i(c) / fibers``). ``native``: as for
+    :func:`accumulate`."""
     joined = None
     if n_fibers and any(a[0] is not None for a in arrays):
-        joined = _joined_hist(arrays, n_fibers, union)
+        joined = (_joined_hist if native is None else native.joined_hist)(arrays, n_fibers,
+                                                                          union)
     if joined is None:
         pj, aj = fold(operands, size, union)
         pu, au = fold(operands, size, True)
@@ -295,7 +297,8 @@ def _spacc(block, ins, ctx, out):
 
 
 def accumulate(items: float, size: float, sizes, above: float, nonempty: float, draws: float,
-               empty_below: float, crds, memo: NodeMemo | None = None) -> tuple:
+               empty_below: float, crds, memo: NodeMemo | None = None,
+               native=None) -> tuple:
     """The key levels of a sparse accumulator that merges ``nonempty`` fibers (of ``draws``
     items on average, or of the measured ``sizes``, :attr:`Level.sizes`) of a reduced level
     of ``items`` coordinates out of ``size``, under ``above`` items; ``empty_below``: the
@@ -303,8 +306,14 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
     of each key level's input, or ``(hist, data, size, groups)``, ``groups`` what the
     histogram's equal entries are known from (:func:`hist_groups`). Returns ``(keys, empty,
     hist, sizes)`` of each key level, flattened. ``memo``: the call site's
-    :class:`NodeMemo` (None: nothing kept)."""
-    weights, by_size, member = _fiber_sizes(sizes, items, nonempty, draws, memo)
+    :class:`NodeMemo` (None: nothing kept); ``native``: :mod:`fuseflow.explore.native` to do
+    the array work in compiled calls (a compiled kernel's), or None (numpy)."""
+    if native is not None:
+        first = _first_native(items, size, sizes, above, nonempty, draws, empty_below, crds,
+                              memo, native)
+        if first is not None:
+            return first
+    weights, by_size, member = _fiber_sizes(sizes, items, nonempty, draws, memo, native)
     out = []
     space = 1.0
     for j, (h, data, crd_size, *known) in enumerate(crds):
@@ -314,10 +323,14 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
             # Each reduced item holds coordinate c with probability hist(c) / items; a
             # fiber of `draws` items keeps c unless every one misses it.
             # Averaged over the fibers' sizes (the formula is concave in the size).
-            q = np.minimum(h * (1.0 / items), 1.0)
             groups = hist_groups(known[0]) if known else None
-            hist, per_fiber = held(weights, by_size, q, size, groups)
-            keys = float(_sum(hist))
+            if native is not None:
+                hist, per_fiber, keys = native.held(weights, by_size, h, 1.0 / items, size,
+                                                    groups)
+            else:
+                q = np.minimum(h * (1.0 / items), 1.0)
+                hist, per_fiber = held(weights, by_size, q, size, groups)
+                keys = float(_sum(hist))
         else:
             per_item = data / items if items else 0.0
             per_fiber = np.array([distinct(d, per_item, space) for d in by_size])
@@ -327,11 +340,52 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
             empty = (above - nonempty) + (dot(weights, empty_below ** by_size)
                                           if empty_below or not draws else 0.0)
             if member is not None:
-                key_sizes = _key_sizes(sizes[0], per_fiber, member, keys, memo)
+                key_sizes = _key_sizes(sizes[0], per_fiber, member, keys, memo, native)
         else:
             empty = 0.0
         out += (keys, empty, hist, key_sizes)
     return tuple(out)
+
+
+def _first_native(items, size, sizes, above, nonempty, draws, empty_below, crds, memo,
+                  native):
+    """:func:`accumulate` of one key level with a histogram and known fiber sizes in at most
+    :data:`SIZE_BINS` groups (an aggregation over measured node degrees) in one compiled
+    call (``native.accumulate_first``), the node sums kept in ``memo``; None: another
+    case."""
+    if sizes is None or not items or len(crds) != 1 or sizes[3] is None:
+        return None
+    weights, _, scale, (unique, index) = sizes
+    h, _, _, *known = crds[0]
+    coords = hist_groups(known[0]) if known else None
+    if (h is None or len(unique) > SIZE_BINS
+            or (coords is None and h.size * len(unique) > UNIQUE_ABOVE)):
+        return None
+    mapped = isinstance(index, NodeMap)
+    base = index.base if mapped else index
+    grouped, keyed, by_key = _node_sums(weights, base,
+                                        len(index.table) if mapped else len(unique), memo)
+    table = index.table if mapped else _NO_TABLE
+    found, hist, keys, groups, table, total, empty = native.accumulate_first(
+        grouped, table, unique, scale, items, nonempty, h, 1.0 / items,
+        *(coords[::-1] if coords is not None else (_NO_TABLE,) * 3), float(size), by_key,
+        empty_below)
+    if not found:
+        return None
+    key_sizes = (weights, None, keys / total,
+                 (groups, NodeMap(keyed, table) if mapped else keyed)) if total else None
+    return (keys, (above - nonempty) + (empty if empty_below or not draws else 0.0), hist,
+            key_sizes)
+
+
+def _node_sums(weights: np.ndarray, base: np.ndarray, groups: int, memo: NodeMemo | None):
+    """``(_grouped, *_keyed)`` of ``weights`` over ``base`` (kept in ``memo``)."""
+    key = (weights, base, groups)
+    kept = _recall(memo, "sums", key)
+    if kept is not None:
+        return kept
+    return _keep(memo, "sums", key, (_grouped(weights, base, groups, None),
+                                     *_keyed(weights, base, groups, None)))
 
 
 def hist_groups(source) -> tuple | None:
@@ -357,10 +411,10 @@ class NodeMemo:
     and replaced otherwise: one ``(key, value)`` entry per kind, the arrays of the last
     prediction (:func:`_recall`, :func:`_keep`)."""
 
-    __slots__ = ("grouped", "keyed", "bins")
+    __slots__ = ("grouped", "keyed", "bins", "sums")
 
     def __init__(self):
-        self.grouped = self.keyed = self.bins = None
+        self.grouped = self.keyed = self.bins = self.sums = None
 
 
 class NodeMap:
@@ -423,27 +477,34 @@ def _keyed(weights: np.ndarray, member: np.ndarray, groups: int,
 
 
 def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member,
-               keys: float, memo: NodeMemo | None = None) -> tuple | None:
+               keys: float, memo: NodeMemo | None = None, native=None) -> tuple | None:
     """The :attr:`Level.sizes` of an accumulator's first key level: under each coordinate of
     the level above, the keys of a fiber of that coordinate's size (``per_fiber`` of its size
     group ``member``, an array or a :class:`NodeMap`; none where no fiber is merged,
     ``weights`` 0), scaled to add up to ``keys``. A result written from it keeps its fibers'
     sizes (``by_parent``), so the next kernel's accumulator averages over them too instead
     of applying itself to the mean fiber. The sizes per coordinate are left to be taken
-    from the groups (None)."""
+    from the groups (None). ``native``: as for :func:`accumulate`."""
     n = len(per_fiber)
-    groups = np.concatenate((per_fiber, _ZERO))
-    if isinstance(member, NodeMap):
+    mapped = isinstance(member, NodeMap)
+    if mapped:
         base, by_base = _keyed(weights, member.base, len(member.table), memo)
-        table = np.append(member.table, n)
-        counts = np.bincount(table, weights=by_base, minlength=n + 1)
-        index = NodeMap(base, table)
+        table = member.table
     else:
-        index, counts = _keyed(weights, member, n, memo)
-    total = dot(counts, groups)                 # Σ weights · sizes, summed per group
+        base, by_base = _keyed(weights, member, n, memo)
+        table = _NO_TABLE
+    if native is not None:
+        groups, table, total = native.key_counts(per_fiber, by_base, table)
+    else:
+        groups = np.concatenate((per_fiber, _ZERO))
+        counts = by_base
+        if mapped:
+            table = np.append(table, n)
+            counts = np.bincount(table, weights=by_base, minlength=n + 1)
+        total = dot(counts, groups)             # Σ weights · sizes, summed per group
     if not total:
         return None
-    return (weights, None, keys / total, (groups, index))
+    return (weights, None, keys / total, (groups, NodeMap(base, table) if mapped else base))
 
 
 SIZE_BINS = 64
@@ -451,25 +512,35 @@ SIZE_BINS = 64
 
 _BIN_EDGES = np.linspace(0.0, 1.0, SIZE_BINS + 1)[1:-1]
 _ZERO = np.zeros(1)
+_NO_TABLE = np.zeros(0, dtype=np.intp)
 
 
 def _fiber_sizes(known, items: float, nonempty: float, draws: float,
-                 memo: NodeMemo | None = None):
+                 memo: NodeMemo | None = None, native=None):
     """``(weights, sizes, member)`` of the fibers an accumulator merges: their measured sizes
     when the reduced level knows them (``known``, its :attr:`Level.sizes`, adding up to its
     ``items``), else ``nonempty`` fibers of the mean size ``draws``. ``member`` maps each
     coordinate of the level above (the index of :attr:`Level.sizes`) to its entry of
     ``sizes`` (an array or a :class:`NodeMap`), or is None. Sizes of no weight, or of no
-    coordinates, get weight 0."""
+    coordinates, get weight 0. ``native``: as for :func:`accumulate` (up to
+    :data:`SIZE_BINS` sizes)."""
     if known is not None and items:
         weights, sizes, scale, groups = known
         unique, index = groups if groups is not None else np.unique(sizes,
                                                                     return_inverse=True)
-        if isinstance(index, NodeMap):
-            grouped = np.bincount(index.table, minlength=len(unique), weights=_grouped(
-                weights, index.base, len(index.table), memo))
+        mapped = isinstance(index, NodeMap)
+        if mapped:
+            grouped = _grouped(weights, index.base, len(index.table), memo)
         else:
             grouped = _grouped(weights, index, len(unique), memo)
+        if native is not None and len(unique) <= SIZE_BINS:
+            found, grouped, unique = native.size_weights(
+                grouped, index.table if mapped else _NO_TABLE, unique, scale, items, nonempty)
+            if found:
+                return grouped, unique, index
+            return np.array([nonempty]), np.array([draws]), None
+        if mapped:
+            grouped = np.bincount(index.table, minlength=len(unique), weights=grouped)
         total = dot(grouped, unique) * scale        # Σ weights · sizes, summed per group
         if abs(total - items) <= 0.01 * items:
             grouped, unique, index, weight = _size_bins(unique, grouped, scale, index, memo)

@@ -1,0 +1,294 @@
+"""Compiled (numba) array work of the cost model's sparse accumulators and joiners.
+
+A compiled kernel (:mod:`~fuseflow.explore.compiled`) predicts an accumulator with a few
+dozen numpy calls on small arrays (the miss matrix of :func:`~fuseflow.explore.joins.held`,
+fiber-size groups, key sizes): on the small graphs a repeated prediction is mostly their
+per-call overhead. Here each accumulator's and joiner's arithmetic is one compiled call on the
+same formulas. Only compiled kernels use it (``kernel.COMPILE_AFTER``): importing numba and
+loading these functions from their on-disk cache (``cache=True``, beside this module, as the
+fast engine's ``fast_native``) costs about half a second once per process, which a first
+prediction (a reference walk of 5-10 ms on a small graph) does not pay.
+
+The miss matrix ``C(J − n_c, d) / C(J, d)`` (``joins.misses``) of an integral fiber size
+``d`` is the product ``Π_{j=1..d} (top_c − j) / (J + 1 − j)`` (``top_c = J − n_c + 1``):
+``Γ(x) / Γ(x − d)`` of an integral ``d`` is ``(x − 1)…(x − d)``. One pass per step ``j``
+over the keys (vectorized) gives every fiber size up to ``max d`` at once, a multiplication
+per step and key instead of a ``ln``, a division and an ``exp`` per size and key; fractional
+sizes (bin means) take the log-gammas as :func:`~fuseflow.explore.joins.misses_series`
+does. The results equal the numpy path's to the rounding of its log-gammas (tested).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from fuseflow.explore.joins import SERIES_FROM, UNIQUE_ABOVE
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+PRODUCT_STEPS = 16
+"""Steps per fiber size (``max d ≤ PRODUCT_STEPS · sizes``) up to which integral sizes take
+the product: a step is a vectorized multiply per key, an entry by log-gammas 15-20 times
+that."""
+
+_NONE = np.zeros(0, dtype=np.intp)
+_NO_COUNTS = np.zeros(0, dtype=np.intp)
+
+
+@njit(cache=True, nogil=True)
+def log_gamma(x):
+    """``ln Γ(x)``: Stirling's series from :data:`~fuseflow.explore.joins.SERIES_FROM`
+    (``joins.misses_series``' terms), ``math.lgamma`` below."""
+    if x >= SERIES_FROM:
+        r = 1.0 / x
+        return ((x - 0.5) * math.log(x) - x + _HALF_LOG_2PI
+                + r * (1.0 / 12.0 - r * r * (1.0 / 360.0)))
+    return math.lgamma(x)
+
+
+@njit(cache=True, nogil=True)
+def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
+    """Fills ``by_key[c] = Σ_i weights[i] · kept[i, c]`` and ``per_fiber[i] = Σ_c counts[c]
+    · kept[i, c]``, ``kept = 1 − joins.misses(d, q, J)``, without building the matrix.
+    ``counts`` empty: all 1."""
+    D, C = d.shape[0], q.shape[0]
+    ones = counts.shape[0] == 0
+    by_key[:] = 0.0
+    per_fiber[:] = 0.0
+    maxd = 0.0
+    integral = True
+    for i in range(D):
+        maxd = max(maxd, d[i])
+        if d[i] != math.floor(d[i]):
+            integral = False
+    if J < max(maxd, 1.0):                         # population unknown: binomial
+        for c in range(C):
+            lq = math.log1p(-min(q[c], 1.0 - 1e-12))
+            n = 1.0 if ones else counts[c]
+            for i in range(D):
+                k = 1.0 - math.exp(d[i] * lq)
+                by_key[c] += weights[i] * k
+                per_fiber[i] += n * k
+        return
+    top = np.empty(C)
+    for c in range(C):
+        top[c] = (J + 1.0) - q[c] * J
+    if integral and maxd <= PRODUCT_STEPS * D:
+        # p[c]: the misses of fiber size `step` (0 where rest = top - size < 1, as joins).
+        p = np.ones(C)
+        step = 0
+        for i in np.argsort(d):
+            while step < d[i]:
+                step += 1
+                j = float(step)
+                inv = 1.0 / (J + 1.0 - j)
+                for c in range(C):
+                    rest = top[c] - j
+                    p[c] = p[c] * (rest * inv) if rest >= 1.0 else 0.0
+            _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
+        return
+    lg_top = np.empty(C)
+    for c in range(C):
+        lg_top[c] = math.lgamma(top[c])
+    lg_J = math.lgamma(J + 1.0)
+    p = np.empty(C)
+    for i in range(D):
+        if d[i] == 0.0:                            # misses every key: nothing kept
+            continue
+        row = math.lgamma(J - d[i] + 1.0) - lg_J
+        for c in range(C):
+            rest = top[c] - d[i]
+            p[c] = math.exp(lg_top[c] - log_gamma(rest) + row) if rest >= 1.0 else 0.0
+        _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def _add_row(w, p, counts, ones, by_key, per_fiber, i):
+    """Adds the kept keys ``1 − p`` of fiber size ``i`` to ``by_key`` (times ``w``) and
+    their sum (times ``counts``) to ``per_fiber[i]``; summed in any order (vectorized)."""
+    s = 0.0
+    for c in range(p.shape[0]):
+        k = 1.0 - p[c]
+        by_key[c] += w * k
+        s += k if ones else counts[c] * k
+    per_fiber[i] = s
+
+
+@njit(cache=True, nogil=True)
+def held_keys(weights, d, h, inv, first, counts, index, J):
+    """``(hist, per_fiber, keys)`` of :func:`~fuseflow.explore.joins.held` for the key
+    frequencies ``q = min(h · inv, 1)``, and ``keys = Σ hist``. ``first``: the entry of
+    ``h`` each distinct frequency is taken from (empty: every entry, no grouping),
+    ``counts`` their multiplicities (empty: 1 each), ``index`` each key's group (empty: the
+    keys are the groups)."""
+    C = first.shape[0] if first.shape[0] else h.shape[0]
+    q = np.empty(C)
+    for c in range(C):
+        q[c] = min(h[first[c] if first.shape[0] else c] * inv, 1.0)
+    by_key = np.empty(C)
+    per_fiber = np.empty(d.shape[0])
+    kept_sums(weights, d, q, counts, J, by_key, per_fiber)
+    if index.shape[0] == 0:
+        return by_key, per_fiber, by_key.sum()
+    hist = np.empty(index.shape[0])
+    keys = 0.0
+    for k in range(index.shape[0]):
+        hist[k] = by_key[index[k]]
+        keys += hist[k]
+    return hist, per_fiber, keys
+
+
+def held(weights: np.ndarray, draws: np.ndarray, h: np.ndarray, inv: float,
+         population: float, groups: tuple | None) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`~fuseflow.explore.joins.held` of ``q = min(h · inv, 1)`` in one compiled call,
+    and the expected keys (``Σ hist``). ``groups``: ``(index, counts, first)`` of keys known
+    to share ``q``, always used; without them keys are grouped by ``np.unique`` where
+    ``joins.held`` does."""
+    J = float(population)
+    if groups is not None:
+        index, counts, first = groups
+        return held_keys(weights, draws, h, inv, first, counts, index, J)
+    if h.size * len(draws) > UNIQUE_ABOVE:
+        q = np.minimum(h * inv, 1.0)
+        unique, index, counts = np.unique(q, return_inverse=True, return_counts=True)
+        if 2 * len(unique) < q.size:
+            return held_keys(weights, draws, unique, 1.0, _NONE, counts, index, J)
+    return held_keys(weights, draws, h, inv, _NONE, _NO_COUNTS, _NONE, J)
+
+
+@njit(cache=True, nogil=True)
+def joined_counts(hists, uniform, length, n_fibers, union):
+    """``(hist, items, merged)`` of :func:`~fuseflow.explore.rules._joined_hist` over
+    ``length`` coordinates: operand ``i`` holds coordinate ``c`` with probability
+    ``min(hists[i][c] / n_fibers, 1)``, or ``uniform[i]`` where ``hists[i]`` is empty. Two
+    operands sum their probabilities as ``_joined_hist`` does (``merged`` from the sums of
+    ``x1``, ``x2`` and ``x1·x2``), more sum ``1 − Π (1 − x_i)``."""
+    inv = 1.0 / n_fibers
+    k = len(hists)
+    x = np.empty(k)
+    hist = np.empty(length)
+    s1 = s2 = sh = total = anyof = 0.0
+    for c in range(length):
+        for i in range(k):
+            h = hists[i]
+            x[i] = min(h[c] * inv, 1.0) if h.shape[0] else uniform[i]
+        if k == 2:
+            hit = x[0] * x[1]
+            s1 += x[0]
+            s2 += x[1]
+            sh += hit
+            hist[c] = ((x[0] + x[1] - hit) if union else hit) * n_fibers
+        else:
+            hit, miss = x[0], 1.0 - x[0]
+            for i in range(1, k):
+                hit *= x[i]
+                miss *= 1.0 - x[i]
+            hist[c] = n_fibers * ((1.0 - miss) if union else hit)
+            total += hist[c]
+            anyof += 1.0 - miss
+    if k == 2:
+        anyof = s1 + s2 - sh
+        return hist, n_fibers * (anyof if union else sh), n_fibers * anyof
+    return hist, total, n_fibers * anyof
+
+
+_EMPTY = np.zeros(0)
+
+
+def joined_hist(arrays, n_fibers: float, union: bool):
+    """:func:`~fuseflow.explore.rules._joined_hist` in one compiled call: ``(hist, items,
+    merged)``, or None when the operands' lengths differ."""
+    inv = 1.0 / n_fibers
+    hists, uniform, length = [], [], None
+    for h, data, size in arrays:
+        if h is None:
+            m = max(int(round(size)), 1)
+            hists.append(_EMPTY)
+            uniform.append(min(data / m * inv, 1.0))
+        else:
+            m = len(h)
+            hists.append(h)
+            uniform.append(0.0)
+        if length is not None and m != length:
+            return None
+        length = m
+    return joined_counts(tuple(hists), np.array(uniform), length, n_fibers, union)
+
+
+@njit(cache=True, nogil=True)
+def size_weights(base, table, unique, scale, items, nonempty):
+    """The fiber sizes of :func:`~fuseflow.explore.rules._fiber_sizes` of at most
+    ``SIZE_BINS`` sizes ``unique · scale``: ``(found, weights, sizes)``, the weights
+    ``base`` summed per size (``base[b]`` to size ``table[b]``; ``table`` empty: ``base`` is
+    per size) and scaled to ``nonempty`` fibers, 0 where a size is not positive; ``found``
+    False (and empty arrays) when the weighted sizes do not add up to ``items`` within 1%."""
+    G = unique.shape[0]
+    grouped = np.zeros(G)
+    if table.shape[0]:
+        for b in range(table.shape[0]):
+            grouped[table[b]] += base[b]
+    else:
+        grouped[:] = base
+    total = 0.0
+    for g in range(G):
+        total += grouped[g] * unique[g]
+    total *= scale
+    if not abs(total - items) <= 0.01 * items:
+        return False, np.empty(0), np.empty(0)
+    sizes = unique * scale
+    weight = 0.0
+    for g in range(G):
+        if sizes[g] <= 0.0:
+            grouped[g] = 0.0
+        weight += grouped[g]
+    share = nonempty / weight if weight else 0.0
+    for g in range(G):
+        grouped[g] *= share
+    return True, grouped, sizes
+
+
+@njit(cache=True, nogil=True)
+def key_counts(per_fiber, by_base, table):
+    """The groups of :func:`~fuseflow.explore.rules._key_sizes`: ``(sizes, table', total)``,
+    ``per_fiber`` and a last size 0 (no fiber merged), ``table`` (empty: none) extended by
+    that group, and ``Σ weights · sizes`` with the weights ``by_base`` summed per group
+    through ``table'`` (``by_base`` per group when ``table`` is empty)."""
+    n = per_fiber.shape[0]
+    sizes = np.zeros(n + 1)
+    sizes[:n] = per_fiber
+    total = 0.0
+    if table.shape[0] == 0:
+        for g in range(n + 1):
+            total += by_base[g] * sizes[g]
+        return sizes, table, total
+    extended = np.empty(table.shape[0] + 1, dtype=table.dtype)
+    extended[:-1] = table
+    extended[-1] = n
+    counts = np.zeros(n + 1)
+    for b in range(extended.shape[0]):
+        counts[extended[b]] += by_base[b]
+    for g in range(n + 1):
+        total += counts[g] * sizes[g]
+    return sizes, extended, total
+
+
+@njit(cache=True, nogil=True)
+def accumulate_first(base, table, unique, scale, items, nonempty, h, inv, first, counts, index,
+                     J, by_base, empty_below):
+    """An accumulator's first key level in one call (``rules.accumulate`` with its fiber
+    sizes in at most ``SIZE_BINS`` groups): :func:`size_weights`, :func:`held_keys` and
+    :func:`key_counts` in turn. Returns ``(found, hist, keys, sizes, table', total,
+    Σ weights · empty_below^size)``; ``found`` False: the sizes do not add up (nothing else
+    computed)."""
+    found, weights, sizes = size_weights(base, table, unique, scale, items, nonempty)
+    if not found:
+        return False, np.empty(0), 0.0, np.empty(0), table, 0.0, 0.0
+    hist, per_fiber, keys = held_keys(weights, sizes, h, inv, first, counts, index, J)
+    groups, extended, total = key_counts(per_fiber, by_base, table)
+    empty = 0.0
+    for g in range(weights.shape[0]):
+        empty += weights[g] * empty_below ** sizes[g]
+    return True, hist, keys, groups, extended, total, empty

@@ -1,0 +1,188 @@
+"""The compiled (numba) array work of accumulators and joiners (``explore.native``) against
+the numpy code it replaces in compiled kernels (``joins.held``, ``rules._joined_hist``,
+``rules.accumulate`` without ``native``), on random inputs and edge cases: fibers of size 0,
+keys every fiber holds (q = 1) or none (q = 0), fibers that cannot miss a key, populations
+smaller than the fibers (binomial), huge key counts."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fuseflow.explore import joins, native, rules
+from fuseflow.explore.stats import LevelStats, coord_groups
+
+EPS = np.finfo(float).eps
+
+
+def _rounding(J: float) -> float:
+    """What the numpy path's log-gammas round to, relative (``test_joins``)."""
+    return 8.0 * EPS * max(math.lgamma(J + 1.0), 1.0)
+
+
+def _draws(rng, rows: int, J: float, whole: bool) -> np.ndarray:
+    d = rng.integers(0, max(int(J), 1) + 1, rows).astype(float)
+    if not whole:
+        d = np.minimum(d + rng.random(rows) * (d > 0), max(J, 1.0))
+    d[0] = 0.0                                  # an empty size bin
+    return d
+
+
+def _frequencies(rng, keys: int, J: float, whole: bool) -> np.ndarray:
+    q = rng.random(keys) ** 3                   # mostly rare keys, as in a graph
+    if whole and J:
+        q = np.round(q * J) / J
+    q[0] = 0.0
+    if keys > 1:
+        q[-1] = 1.0
+    return q
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([0.0, 1.0, 2.0, 7.0, 16.0, 300.0, 2708.0, 17716.0]),
+       st.integers(1, 40), st.integers(1, 60), st.booleans(), st.booleans(), st.booleans(),
+       st.integers(0, 2**32 - 1))
+def test_kept_sums_equal_the_miss_matrix(J, rows, keys, whole_draws, whole_counts, counted,
+                                         seed):
+    """Both sums over the matrix ``1 − joins.misses``: by the product (integral sizes), by
+    log-gammas (fractional) and binomially (sizes above the population, J = 0 or 1)."""
+    rng = np.random.default_rng(seed)
+    d = _draws(rng, rows, J, whole_draws)
+    if J and rows > 1 and rng.random() < 0.2:
+        d[-1] = J + 3.0                         # larger than the population: binomial
+    q = _frequencies(rng, keys, J, whole_counts)
+    w = rng.random(rows) * 1e6
+    counts = rng.integers(1, 10**12, keys) if counted else np.zeros(0, dtype=np.intp)
+    kept = 1.0 - joins.misses(d, q, J)
+    by_key, per_fiber = np.empty(keys), np.empty(rows)
+    native.kept_sums(w, d, q, counts, J, by_key, per_fiber)
+    c = counts.astype(float) if counted else np.ones(keys)
+    tol = _rounding(J)
+    np.testing.assert_allclose(by_key, w @ kept, rtol=tol, atol=tol * w.sum())
+    np.testing.assert_allclose(per_fiber, kept @ c, rtol=tol, atol=tol * c.sum())
+    assert per_fiber[0] == 0.0                  # an empty fiber holds no key
+
+
+def test_kept_sums_of_fibers_that_cannot_miss_a_key_are_exact():
+    """A key every coordinate holds (q = 1), or fibers larger than the coordinates without
+    the key (``rest < 1``), is kept with probability 1 on both paths; integral sizes take
+    the product, fractional ones the log-gammas."""
+    J = 10.0
+    q = np.array([1.0, 0.5, 0.0])
+    for d in (np.array([0.0, 3.0, 6.0, 10.0]), np.array([0.5, 3.5, 6.5, 9.5])):
+        by_key, per_fiber = np.empty(3), np.empty(4)
+        native.kept_sums(np.ones(4), d, q, np.zeros(0, dtype=np.intp), J, by_key, per_fiber)
+        kept = 1.0 - joins.misses(d, q, J)
+        assert by_key[0] == (d > 0).sum() and by_key[2] == 0.0
+        np.testing.assert_allclose(per_fiber, kept.sum(axis=1), rtol=1e-12, atol=1e-13)
+        assert per_fiber[-1] == pytest.approx(2.0)  # 10 or 9.5 of 10 hold the q = .5 key
+
+
+@pytest.mark.parametrize("grouping", ["coords", "unique", "plain"])
+@pytest.mark.parametrize("seed", range(6))
+def test_held_equals_joins_held(grouping, seed):
+    """``native.held`` of a histogram and ``1 / items`` gives ``joins.held`` of ``q = min(h /
+    items, 1)``, and the keys (``Σ hist``): with the measured groups of the histogram's
+    counts, with keys grouped by value, and key by key."""
+    rng = np.random.default_rng(seed)
+    J = [2708.0, 16.0, 1433.0, 300.0, 7.0, 17716.0][seed]
+    size = int(J) if grouping != "plain" else min(int(J), 20)
+    coords = rng.integers(0, 30, size).astype(float)
+    coords[: size // 4] = 0.0                   # keys no fiber holds
+    items = float(coords.sum()) * 1.3
+    h = coords * 1.3
+    d = _draws(rng, 1 if seed == 3 else 37, 60.0 if J > 60 else J, seed % 2 == 0)
+    w = rng.random(len(d)) * 100.0
+    groups = coord_groups(LevelStats(1.0, items, 0.0, size, coords)) \
+        if grouping == "coords" else None
+    hist, per_fiber, keys = native.held(w, d, h, 1.0 / items, J, groups)
+    want_hist, want_per_fiber = joins.held(w, d, np.minimum(h * (1.0 / items), 1.0), J,
+                                           groups)
+    tol = _rounding(J)
+    np.testing.assert_allclose(hist, want_hist, rtol=tol, atol=tol * w.sum())
+    np.testing.assert_allclose(per_fiber, want_per_fiber, rtol=tol, atol=tol * size)
+    assert keys == pytest.approx(float(want_hist.sum()), rel=tol, abs=tol * w.sum() * size)
+
+
+@pytest.mark.parametrize("union", [False, True])
+@pytest.mark.parametrize("operands", [2, 3])
+def test_joined_hist_equals_the_numpy_join(union, operands):
+    """``native.joined_hist`` gives ``rules._joined_hist``'s histogram, items and merged
+    items: operands with histograms (some probabilities clipped at 1) and without (spread
+    uniformly); None when the lengths differ."""
+    rng = np.random.default_rng(operands + 2 * union)
+    n = 40.0
+    arrays = [(rng.random(16) * 60.0, 300.0, 16.0) for _ in range(operands - 1)]
+    arrays.append((None, 250.0, 16.0))
+    for order in (arrays, arrays[::-1]):
+        got, want = native.joined_hist(order, n, union), rules._joined_hist(order, n, union)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        assert got[1:] == pytest.approx(want[1:], rel=1e-12)
+    uneven = arrays[:-1] + [(None, 250.0, 15.0)]
+    assert native.joined_hist(uneven, n, union) is None
+    assert rules._joined_hist(uneven, n, union) is None
+
+
+def _inputs(seed: int, sizes: int, parents: int = 3000, population: int = 500):
+    """``accumulate`` arguments over measured fiber sizes of ``sizes`` distinct values (some
+    0; some parents without a weight) and a histogram with measured groups."""
+    rng = np.random.default_rng(seed)
+    by_parent = rng.integers(0, sizes, parents).astype(float)
+    weights = np.where(rng.random(parents) < 0.9, 1.0, 0.0)
+    items = float(weights @ by_parent)
+    nonempty = float(np.count_nonzero(weights * by_parent))
+    coords = rng.integers(0, 60, population).astype(float)
+    coords[:7] = 0.0
+    level = LevelStats(1.0, float(coords.sum()), 0.0, population, coords)
+    hist = coords * (items / coords.sum())
+    return (items, float(population), (weights, by_parent, 1.0,
+                                       np.unique(by_parent, return_inverse=True)),
+            float(parents), nonempty, items / nonempty, 0.25,
+            ((hist, items, float(population), level),))
+
+
+def _close(a, b, tol):
+    if isinstance(a, rules.NodeMap):
+        a = a.resolve()
+    if isinstance(b, rules.NodeMap):
+        b = b.resolve()
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b))
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+        return np.array_equal(a, b)
+    return np.allclose(a, b, rtol=tol, atol=tol * np.max(np.abs(b), initial=1.0))
+
+
+@pytest.mark.parametrize("sizes", [2, 40, 64, 200])
+def test_native_accumulate_equals_numpy_accumulate(sizes):
+    """``rules.accumulate`` with ``native`` (one compiled call up to ``SIZE_BINS`` sizes,
+    the compiled helpers beyond) gives what numpy gives, on a first accumulator over
+    measured sizes and a second merging its key sizes (a ``NodeMap``), repeated with the
+    memo (node sums reused) and on other values."""
+    memos = [rules.NodeMemo(), rules.NodeMemo()]
+    tol = _rounding(500.0) * 500.0              # numpy's rounding, summed over 500 keys
+    for seed in (1, 1, 2):
+        args = _inputs(seed, sizes)
+        want = rules.accumulate(*args)
+        got = rules.accumulate(*args, memos[0], native)
+        assert _close(got, want, tol)
+        keys, _, hist, key_sizes = want
+        chained = (keys, 500.0, key_sizes, args[3], args[4], keys / args[4], 0.0,
+                   ((hist, keys, 500.0),))
+        assert _close(rules.accumulate(*chained, memos[1], native),
+                      rules.accumulate(*chained), tol)
+
+
+def test_native_accumulate_of_sizes_that_do_not_add_up_takes_the_mean_fiber():
+    """Measured sizes off the reduced items by more than 1%: both paths merge fibers of the
+    mean size."""
+    args = list(_inputs(4, 30))
+    args[0] *= 1.5
+    want = rules.accumulate(*args)
+    assert want[3] is None
+    assert _close(rules.accumulate(*args, rules.NodeMemo(), native), want,
+                  _rounding(500.0) * 500.0)
