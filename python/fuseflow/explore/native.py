@@ -118,27 +118,25 @@ def _add_row(w, p, counts, ones, by_key, per_fiber, i):
 
 
 @njit(cache=True, nogil=True)
-def held_keys(weights, d, h, inv, first, counts, index, J):
-    """``(hist, per_fiber, keys)`` of :func:`~fuseflow.explore.joins.held` for the key
-    frequencies ``q = min(h · inv, 1)``, and ``keys = Σ hist``. ``first``: the entry of
-    ``h`` each distinct frequency is taken from (empty: every entry, no grouping),
+def held_keys(weights, d, h, inv, first, counts, index, J, hist, per_fiber):
+    """Fills ``hist`` and ``per_fiber`` (:func:`~fuseflow.explore.joins.held`) for the key
+    frequencies ``q = min(h · inv, 1)`` and returns the keys, ``Σ hist``. ``first``: the
+    entry of ``h`` each distinct frequency is taken from (empty: every entry, no grouping),
     ``counts`` their multiplicities (empty: 1 each), ``index`` each key's group (empty: the
     keys are the groups)."""
     C = first.shape[0] if first.shape[0] else h.shape[0]
     q = np.empty(C)
     for c in range(C):
         q[c] = min(h[first[c] if first.shape[0] else c] * inv, 1.0)
-    by_key = np.empty(C)
-    per_fiber = np.empty(d.shape[0])
+    by_key = hist if index.shape[0] == 0 else np.empty(C)
     kept_sums(weights, d, q, counts, J, by_key, per_fiber)
     if index.shape[0] == 0:
-        return by_key, per_fiber, by_key.sum()
-    hist = np.empty(index.shape[0])
+        return by_key.sum()
     keys = 0.0
     for k in range(index.shape[0]):
         hist[k] = by_key[index[k]]
         keys += hist[k]
-    return hist, per_fiber, keys
+    return keys
 
 
 def held(weights: np.ndarray, draws: np.ndarray, h: np.ndarray, inv: float,
@@ -148,30 +146,35 @@ def held(weights: np.ndarray, draws: np.ndarray, h: np.ndarray, inv: float,
     to share ``q``, always used; without them keys are grouped by ``np.unique`` where
     ``joins.held`` does."""
     J = float(population)
+    per_fiber = np.empty(len(draws))
     if groups is not None:
         index, counts, first = groups
-        return held_keys(weights, draws, h, inv, first, counts, index, J)
-    if h.size * len(draws) > UNIQUE_ABOVE:
+    elif h.size * len(draws) > UNIQUE_ABOVE:
         q = np.minimum(h * inv, 1.0)
         unique, index, counts = np.unique(q, return_inverse=True, return_counts=True)
-        if 2 * len(unique) < q.size:
-            return held_keys(weights, draws, unique, 1.0, _NONE, counts, index, J)
-    return held_keys(weights, draws, h, inv, _NONE, _NO_COUNTS, _NONE, J)
+        if 2 * len(unique) >= q.size:
+            index = counts = first = _NONE
+        else:
+            h, inv, first = unique, 1.0, _NONE
+    else:
+        index = counts = first = _NONE
+    hist = np.empty(len(index) if len(index) else len(h))
+    keys = held_keys(weights, draws, h, inv, first, counts, index, J, hist, per_fiber)
+    return hist, per_fiber, keys
 
 
 @njit(cache=True, nogil=True)
-def joined_counts(hists, uniform, length, n_fibers, union):
-    """``(hist, items, merged)`` of :func:`~fuseflow.explore.rules._joined_hist` over
-    ``length`` coordinates: operand ``i`` holds coordinate ``c`` with probability
+def joined_counts(hists, uniform, n_fibers, union, hist):
+    """``(items, merged)`` of :func:`~fuseflow.explore.rules._joined_hist`, its histogram
+    into ``hist`` (one entry per coordinate): operand ``i`` holds coordinate ``c`` with probability
     ``min(hists[i][c] / n_fibers, 1)``, or ``uniform[i]`` where ``hists[i]`` is empty. Two
     operands sum their probabilities as ``_joined_hist`` does (``merged`` from the sums of
     ``x1``, ``x2`` and ``x1·x2``), more sum ``1 − Π (1 − x_i)``."""
     inv = 1.0 / n_fibers
     k = len(hists)
     x = np.empty(k)
-    hist = np.empty(length)
     s1 = s2 = sh = total = anyof = 0.0
-    for c in range(length):
+    for c in range(hist.shape[0]):
         for i in range(k):
             h = hists[i]
             x[i] = min(h[c] * inv, 1.0) if h.shape[0] else uniform[i]
@@ -191,8 +194,8 @@ def joined_counts(hists, uniform, length, n_fibers, union):
             anyof += 1.0 - miss
     if k == 2:
         anyof = s1 + s2 - sh
-        return hist, n_fibers * (anyof if union else sh), n_fibers * anyof
-    return hist, total, n_fibers * anyof
+        return n_fibers * (anyof if union else sh), n_fibers * anyof
+    return total, n_fibers * anyof
 
 
 _EMPTY = np.zeros(0)
@@ -215,16 +218,17 @@ def joined_hist(arrays, n_fibers: float, union: bool):
         if length is not None and m != length:
             return None
         length = m
-    return joined_counts(tuple(hists), np.array(uniform), length, n_fibers, union)
+    hist = np.empty(length)
+    return (hist, *joined_counts(tuple(hists), np.array(uniform), n_fibers, union, hist))
 
 
 @njit(cache=True, nogil=True)
-def size_weights(base, table, unique, scale, items, nonempty):
+def size_weights(base, table, unique, scale, items, nonempty, weights, sizes):
     """The fiber sizes of :func:`~fuseflow.explore.rules._fiber_sizes` of at most
-    ``SIZE_BINS`` sizes ``unique · scale``: ``(found, weights, sizes)``, the weights
-    ``base`` summed per size (``base[b]`` to size ``table[b]``; ``table`` empty: ``base`` is
-    per size) and scaled to ``nonempty`` fibers, 0 where a size is not positive; ``found``
-    False (and empty arrays) when the weighted sizes do not add up to ``items`` within 1%."""
+    ``SIZE_BINS`` sizes ``unique · scale``, into ``sizes``, and their ``weights``: ``base``
+    summed per size (``base[b]`` to size ``table[b]``; ``table`` empty: ``base`` is per
+    size) and scaled to ``nonempty`` fibers, 0 where a size is not positive. Returns False
+    (nothing filled) when the weighted sizes do not add up to ``items`` within 1%."""
     G = unique.shape[0]
     grouped = np.zeros(G)
     if table.shape[0]:
@@ -237,34 +241,33 @@ def size_weights(base, table, unique, scale, items, nonempty):
         total += grouped[g] * unique[g]
     total *= scale
     if not abs(total - items) <= 0.01 * items:
-        return False, np.empty(0), np.empty(0)
-    sizes = unique * scale
+        return False
     weight = 0.0
     for g in range(G):
-        if sizes[g] <= 0.0:
-            grouped[g] = 0.0
-        weight += grouped[g]
+        sizes[g] = unique[g] * scale
+        weights[g] = grouped[g] if sizes[g] > 0.0 else 0.0
+        weight += weights[g]
     share = nonempty / weight if weight else 0.0
     for g in range(G):
-        grouped[g] *= share
-    return True, grouped, sizes
+        weights[g] *= share
+    return True
 
 
 @njit(cache=True, nogil=True)
-def key_counts(per_fiber, by_base, table):
-    """The groups of :func:`~fuseflow.explore.rules._key_sizes`: ``(sizes, table', total)``,
-    ``per_fiber`` and a last size 0 (no fiber merged), ``table`` (empty: none) extended by
-    that group, and ``Σ weights · sizes`` with the weights ``by_base`` summed per group
-    through ``table'`` (``by_base`` per group when ``table`` is empty)."""
+def key_counts(per_fiber, by_base, table, sizes, extended):
+    """The groups of :func:`~fuseflow.explore.rules._key_sizes`: fills ``sizes`` with
+    ``per_fiber`` and a last size 0 (no fiber merged) and ``extended`` with ``table``
+    (empty: none; ``extended`` then too) and that group, and returns ``Σ weights · sizes``,
+    the weights ``by_base`` summed per group through ``extended`` (``by_base`` per group
+    when ``table`` is empty)."""
     n = per_fiber.shape[0]
-    sizes = np.zeros(n + 1)
     sizes[:n] = per_fiber
+    sizes[n] = 0.0
     total = 0.0
     if table.shape[0] == 0:
         for g in range(n + 1):
             total += by_base[g] * sizes[g]
-        return sizes, table, total
-    extended = np.empty(table.shape[0] + 1, dtype=table.dtype)
+        return total
     extended[:-1] = table
     extended[-1] = n
     counts = np.zeros(n + 1)
@@ -272,23 +275,24 @@ def key_counts(per_fiber, by_base, table):
         counts[extended[b]] += by_base[b]
     for g in range(n + 1):
         total += counts[g] * sizes[g]
-    return sizes, extended, total
+    return total
 
 
 @njit(cache=True, nogil=True)
 def accumulate_first(base, table, unique, scale, items, nonempty, h, inv, first, counts, index,
-                     J, by_base, empty_below):
+                     J, by_base, empty_below, hist, groups, extended):
     """An accumulator's first key level in one call (``rules.accumulate`` with its fiber
-    sizes in at most ``SIZE_BINS`` groups): :func:`size_weights`, :func:`held_keys` and
-    :func:`key_counts` in turn. Returns ``(found, hist, keys, sizes, table', total,
-    Σ weights · empty_below^size)``; ``found`` False: the sizes do not add up (nothing else
-    computed)."""
-    found, weights, sizes = size_weights(base, table, unique, scale, items, nonempty)
-    if not found:
-        return False, np.empty(0), 0.0, np.empty(0), table, 0.0, 0.0
-    hist, per_fiber, keys = held_keys(weights, sizes, h, inv, first, counts, index, J)
-    groups, extended, total = key_counts(per_fiber, by_base, table)
+    sizes in at most ``SIZE_BINS`` groups): :func:`size_weights`, :func:`held_keys` (into
+    ``hist``) and :func:`key_counts` (into ``groups`` and ``extended``) in turn. Returns
+    ``(found, keys, total, Σ weights · empty_below^size)``; ``found`` False: the sizes do
+    not add up (nothing else computed)."""
+    G = unique.shape[0]
+    weights, sizes, per_fiber = np.empty(G), np.empty(G), np.empty(G)
+    if not size_weights(base, table, unique, scale, items, nonempty, weights, sizes):
+        return False, 0.0, 0.0, 0.0
+    keys = held_keys(weights, sizes, h, inv, first, counts, index, J, hist, per_fiber)
+    total = key_counts(per_fiber, by_base, table, groups, extended)
     empty = 0.0
-    for g in range(weights.shape[0]):
+    for g in range(G):
         empty += weights[g] * empty_below ** sizes[g]
-    return True, hist, keys, groups, extended, total, empty
+    return True, keys, total, empty

@@ -366,14 +366,16 @@ def _first_native(items, size, sizes, above, nonempty, draws, empty_below, crds,
     grouped, keyed, by_key = _node_sums(weights, base,
                                         len(index.table) if mapped else len(unique), memo)
     table = index.table if mapped else _NO_TABLE
-    found, hist, keys, groups, table, total, empty = native.accumulate_first(
+    hist = np.empty(len(coords[0]) if coords is not None else len(h))
+    groups, extended = np.empty(len(unique) + 1), np.empty(len(table) + mapped, dtype=np.intp)
+    found, keys, total, empty = native.accumulate_first(
         grouped, table, unique, scale, items, nonempty, h, 1.0 / items,
         *(coords[::-1] if coords is not None else (_NO_TABLE,) * 3), float(size), by_key,
-        empty_below)
+        empty_below, hist, groups, extended)
     if not found:
         return None
     key_sizes = (weights, None, keys / total,
-                 (groups, NodeMap(keyed, table) if mapped else keyed)) if total else None
+                 (groups, NodeMap(keyed, extended) if mapped else keyed)) if total else None
     return (keys, (above - nonempty) + (empty if empty_below or not draws else 0.0), hist,
             key_sizes)
 
@@ -494,7 +496,9 @@ def _key_sizes(weights: np.ndarray, per_fiber: np.ndarray, member,
         base, by_base = _keyed(weights, member, n, memo)
         table = _NO_TABLE
     if native is not None:
-        groups, table, total = native.key_counts(per_fiber, by_base, table)
+        groups, extended = np.empty(n + 1), np.empty(len(table) + mapped, dtype=np.intp)
+        total = native.key_counts(per_fiber, by_base, table, groups, extended)
+        table = extended
     else:
         groups = np.concatenate((per_fiber, _ZERO))
         counts = by_base
@@ -534,10 +538,10 @@ def _fiber_sizes(known, items: float, nonempty: float, draws: float,
         else:
             grouped = _grouped(weights, index, len(unique), memo)
         if native is not None and len(unique) <= SIZE_BINS:
-            found, grouped, unique = native.size_weights(
-                grouped, index.table if mapped else _NO_TABLE, unique, scale, items, nonempty)
-            if found:
-                return grouped, unique, index
+            out, sizes = np.empty(len(unique)), np.empty(len(unique))
+            if native.size_weights(grouped, index.table if mapped else _NO_TABLE, unique,
+                                   scale, items, nonempty, out, sizes):
+                return out, sizes, index
             return np.array([nonempty]), np.array([draws]), None
         if mapped:
             grouped = np.bincount(index.table, minlength=len(unique), weights=grouped)
