@@ -186,3 +186,27 @@ def test_native_accumulate_of_sizes_that_do_not_add_up_takes_the_mean_fiber():
     assert want[3] is None
     assert _close(rules.accumulate(*args, rules.NodeMemo(), native), want,
                   _rounding(500.0) * 500.0)
+
+
+@pytest.mark.parametrize("sizes", [2, 40, 200])
+def test_native_written_level_equals_numpy(sizes):
+    """A result level written from an accumulator's keys (``rules.written_level`` with
+    ``native``): the same sizes per parent coordinate, empty fibers and groups as numpy,
+    whether the key groups are an array or a ``NodeMap``, with empty fibers to spread and
+    with sizes that do not add up (no sizes kept)."""
+    args = _inputs(5, sizes)
+    keys, _, hist, key_sizes = rules.accumulate(*args)
+    parents = len(key_sizes[0])
+    for items, empty in ((keys, 0.0), (keys, 400.0), (keys * 1.5, 0.0)):
+        want = rules.written_level(3.0 * parents, items, empty, 500, hist, key_sizes, parents)
+        got = rules.written_level(3.0 * parents, items, empty, 500, hist, key_sizes, parents,
+                                  native)
+        for name in ("fibers", "items", "empty", "size"):
+            assert getattr(got, name) == getattr(want, name)
+        if want.by_parent is None:
+            assert got.by_parent is None and got.size_groups is None
+            continue
+        np.testing.assert_allclose(got.by_parent, want.by_parent, rtol=1e-12)
+        np.testing.assert_array_equal(got.empty_by_parent, want.empty_by_parent)
+        np.testing.assert_allclose(got.size_groups[0], want.size_groups[0], rtol=1e-12)
+        np.testing.assert_array_equal(got.size_groups[1], want.size_groups[1])

@@ -776,7 +776,8 @@ def _written(code: _Code, graph, written, result: int) -> str:
                 if index and fmt.levels[index - 1].format == "dense" else 0
             args = ", ".join(code.lit(x) for x in (refs, items, empty))
             levels.append(code.let(f"rules.written_level({args}, {size}, "
-                                   f"{code.lit(last.hist)}, {code.lit(last.sizes)}, {parent})"))
+                                   f"{code.lit(last.hist)}, {code.lit(last.sizes)}, {parent}, "
+                                   "native)"))
         refs = items
     values = written.get((result, None))
     count = values[-1].items if values is not None else refs

@@ -296,3 +296,40 @@ def accumulate_first(base, table, unique, scale, items, nonempty, h, inv, first,
     for g in range(G):
         empty += weights[g] * empty_below ** sizes[g]
     return True, keys, total, empty
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def written_sizes(weights, unique, base, table, scale, per, items, empty, by_parent,
+                  empty_by_parent, index):
+    """The fiber sizes of a written level of an accumulator's keys
+    (:func:`~fuseflow.explore.rules.written_level`): under parent coordinate ``p`` the size
+    of group ``table[base[p]]`` (``base[p]`` when ``table`` is empty; ``index`` filled with
+    the groups otherwise) of ``unique``, scaled so that the ``per`` fibers under each
+    parent add up to ``items``, into ``by_parent``, and the empty fibers spread into
+    ``empty_by_parent``. Returns the scale factor, or 0 (nothing filled) when the sizes do
+    not match ``items`` (``weights · sizes · scale`` off by more than 1%) or are all 0.
+    Sums in any order (vectorized)."""
+    P = base.shape[0]
+    mapped = table.shape[0] > 0
+    each_sum = weighted_sum = 0.0
+    for p in range(P):
+        g = table[base[p]] if mapped else base[p]
+        if mapped:
+            index[p] = g
+        each_sum += unique[g]
+        weighted_sum += weights[p] * unique[g]
+    total = each_sum * per
+    if not total or abs(weighted_sum * scale - items) > 0.01 * items:
+        return 0.0
+    factor = items / total
+    zero = 0
+    for p in range(P):
+        by_parent[p] = unique[index[p] if mapped else base[p]] * factor
+        if by_parent[p] <= 0.0:
+            zero += 1
+    nonzero = P - zero
+    rest = max(empty - per * (P - nonzero), 0.0)
+    share = min(rest / (per * nonzero), 1.0) if nonzero else 0.0
+    for p in range(P):
+        empty_by_parent[p] = 1.0 if by_parent[p] <= 0.0 else share
+    return factor

@@ -581,18 +581,32 @@ def _size_bins(unique: np.ndarray, grouped: np.ndarray, scale: float, index,
 
 
 def written_level(refs: float, items: float, empty: float, size: int, hist, sizes,
-                  parent_size: int) -> LevelStats:
+                  parent_size: int, native=None) -> LevelStats:
     """The statistics of a written level of a kernel result: ``refs`` fibers, ``items``
     coordinates, ``empty`` empty fibers, the histogram of its coordinates (``hist``, when it
     spans the level) and, under a dense level of ``parent_size`` coordinates
     (``parent_size`` 0 otherwise), its fibers' sizes per parent coordinate when the stream
     knew them (:attr:`Level.sizes`, e.g. an accumulator's keys per row): ``by_parent``
     scaled to the written ``items``, ``empty_by_parent`` 1 for a coordinate whose fibers are
-    empty and the remaining empty fibers spread over the others."""
+    empty and the remaining empty fibers spread over the others. ``native``: as for
+    :func:`accumulate` (an accumulator's keys)."""
     coords = hist if hist is not None and len(hist) == size else None
     if sizes is None or not parent_size or not items or len(sizes[0]) != parent_size:
         return LevelStats(refs, items, empty, size, coords)
     weights, each, scale, groups = sizes
+    if native is not None and each is None and groups is not None:
+        unique, index = groups
+        mapped = isinstance(index, NodeMap)
+        by_parent, empty_by_parent = np.empty(parent_size), np.empty(parent_size)
+        resolved = np.empty(parent_size, dtype=np.intp) if mapped else index
+        factor = native.written_sizes(
+            weights, unique, index.base if mapped else index,
+            index.table if mapped else _NO_TABLE, scale, refs / parent_size, items, empty,
+            by_parent, empty_by_parent, resolved)
+        if not factor:
+            return LevelStats(refs, items, empty, size, coords)
+        return LevelStats(refs, items, empty, size, coords, by_parent, empty_by_parent,
+                          (unique * factor, resolved))
     if groups is not None:
         unique, index = groups
         if isinstance(index, NodeMap):
