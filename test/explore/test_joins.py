@@ -175,3 +175,26 @@ def test_key_sizes_left_as_group_maps_give_what_sizes_per_coordinate_give():
     assert written[0].by_parent is not None
     np.testing.assert_allclose(written[0].by_parent, written[1].by_parent, rtol=1e-12)
     assert np.array_equal(written[0].size_groups[1], written[1].size_groups[1])
+
+
+def test_misses_of_sizes_above_the_population_by_rounding_are_those_of_the_population():
+    """A fiber size scaled by a ratio of two sums of the same terms (1 + 2e-16) may exceed
+    its level's coordinates by rounding: it is taken as the level's size (hypergeometric:
+    the 16 keys of a 16-wide level are all held), not as the binomial limit of larger
+    sizes, on the numpy and the compiled paths."""
+    from fuseflow.explore import native
+
+    J = 16.0
+    q = np.array([0.0, 0.25, 1.0 / 16.0, 1.0])
+    above = np.nextafter(J, 20.0) * np.ones(1)
+    exact = joins.misses(np.array([J]), q, J)
+    np.testing.assert_allclose(exact, [[1.0, 0.0, 0.0, 0.0]], atol=1e-14)
+    np.testing.assert_array_equal(joins.misses(above, q, J), exact)
+    np.testing.assert_array_equal(joins._misses_one(float(above[0]), q, J), exact[0])
+    by_key, per_fiber = np.empty(4), np.empty(1)
+    native.kept_sums(np.ones(1), above, q, np.zeros(0, dtype=np.intp), J, by_key, per_fiber)
+    np.testing.assert_allclose(by_key, 1.0 - exact[0], atol=1e-14)
+    # Beyond rounding, sizes above the population are binomial as before.
+    far = np.array([J * (1.0 + 1e-6)])
+    np.testing.assert_allclose(joins.misses(far, q, J),
+                               np.exp(far[:, None] * np.log1p(-np.minimum(q, 1.0 - 1e-12))))

@@ -62,8 +62,11 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     much of their level)."""
     d = np.asarray(draws, dtype=float)
     J = float(population)
-    if J < max(float(d.max()) if d.size else 0.0, 1.0):  # population unknown: binomial
-        return np.exp(d[:, None] * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+    most = float(d.max()) if d.size else 0.0
+    if J < max(most, 1.0):
+        if J < 1.0 or most > J * (1.0 + SIZE_ROUNDING):  # population unknown: binomial
+            return np.exp(d[:, None] * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+        d = np.minimum(d, J)
     top = (J + 1.0) - q * J                               # J − n_c + 1
     empty = d.size - np.count_nonzero(d)                  # size bins of no fibers
     if empty * top.size <= EMPTY_ABOVE:
@@ -122,6 +125,13 @@ def misses_series(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
     return out
 
 
+SIZE_ROUNDING = 1e-9
+"""Relative amount by which :func:`misses` takes fiber sizes above the population as the
+population (a fiber holds at most every coordinate of its level): sizes scaled by a ratio
+of two sums of the same terms (an accumulator's keys per fiber over their total) exceed it
+by rounding, and the binomial limit for larger sizes would be a jump of up to 1e-3 in the
+keys."""
+
 SERIES_FROM = 100.0
 """Arguments from which :func:`misses_series` takes Stirling's series for ``ln Γ``."""
 
@@ -168,7 +178,9 @@ def held(weights: np.ndarray, draws: np.ndarray, q: np.ndarray, population: floa
 def _misses_one(d: float, q: np.ndarray, J: float) -> np.ndarray:
     """:func:`misses` of one fiber size ``d`` (a vector over the keys; fewer array calls)."""
     if J < max(d, 1.0):
-        return np.exp(d * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+        if J < 1.0 or d > J * (1.0 + SIZE_ROUNDING):
+            return np.exp(d * np.log1p(-np.minimum(q, 1.0 - 1e-12)))
+        d = J
     top = (J + 1.0) - q * J
     rest = top - d
     out = np.exp(gammaln(top) - gammaln(np.maximum(rest, 1.0))

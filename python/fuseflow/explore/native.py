@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from fuseflow.explore.joins import SERIES_FROM, UNIQUE_ABOVE
+from fuseflow.explore.joins import SERIES_FROM, SIZE_ROUNDING, UNIQUE_ABOVE
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -59,9 +59,13 @@ def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
     by_key[:] = 0.0
     per_fiber[:] = 0.0
     maxd = 0.0
-    integral = True
     for i in range(D):
         maxd = max(maxd, d[i])
+    if J >= 1.0 and J < maxd <= J * (1.0 + SIZE_ROUNDING):
+        d = np.minimum(d, J)                       # sizes above J by rounding (joins)
+        maxd = J
+    integral = True
+    for i in range(D):
         if d[i] != math.floor(d[i]):
             integral = False
     if J < max(maxd, 1.0):                         # population unknown: binomial
