@@ -4,10 +4,10 @@ A compiled kernel (:mod:`~fuseflow.explore.compiled`) predicts an accumulator wi
 dozen numpy calls on small arrays (the miss matrix of :func:`~fuseflow.explore.joins.held`,
 fiber-size groups, key sizes): on the small graphs a repeated prediction is mostly their
 per-call overhead. Here each accumulator's and joiner's arithmetic is one compiled call on the
-same formulas. Only compiled kernels use it (``kernel.COMPILE_AFTER``): importing numba and
-loading these functions from their on-disk cache (``cache=True``, beside this module, as the
-fast engine's ``fast_native``) costs about half a second once per process, which a first
-prediction (a reference walk of 5-10 ms on a small graph) does not pay.
+same formulas. Only compiled kernels use it (``kernel.COMPILE_AFTER``): numba's first call
+in a process, loading these functions from their on-disk cache (``cache=True``, beside this
+module, as the fast engine's ``fast_native``), costs 0.3-0.4 s once per process, which a
+first prediction (a reference walk of 4-7 ms on a small graph) does not pay.
 
 The miss matrix ``C(J − n_c, d) / C(J, d)`` (``joins.misses``) of an integral fiber size
 ``d`` is the product ``Π_{j=1..d} (top_c − j) / (J + 1 − j)`` (``top_c = J − n_c + 1``):
@@ -35,7 +35,6 @@ the product: a step is a vectorized multiply per key, an entry by log-gammas 15-
 that."""
 
 _NONE = np.zeros(0, dtype=np.intp)
-_NO_COUNTS = np.zeros(0, dtype=np.intp)
 
 
 @njit(cache=True, nogil=True)
