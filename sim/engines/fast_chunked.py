@@ -265,6 +265,9 @@ class _PieceRunner(_Runner):
             for o, f in zip(outs, full):
                 if not piece.aliases(f):  # a borrowed D is gone after the run
                     o.closed = f
+        elif piece.strip == 2:
+            for o, f in zip(outs, full):
+                o.closed = _without_close(f, piece)
         got, total = ctx.stats, self.stats
         total.steps += got.steps - piece.strip
         for ch, k in zip(self.block.inputs, piece.used):
@@ -391,6 +394,21 @@ class _AccumulatorRunner(_PieceRunner):
             codes = np.full(entries, DATA, np.int8)
             self.carry = [Stream(codes, o.data[:entries].copy(), zeros, True) for o in full]
         return [_EMPTY for _ in full]
+
+
+def _without_close(full: Stream, piece: Piece) -> Stream | None:
+    """The real outputs of a piece closed by two synthetic steps (a walked unit's close, then
+    ``D``) followed by the ``D`` step's token alone: written over the close's token, where the
+    output's arrays are the block's own (none is a view of an input); else None."""
+    if full._data is None or len(full) < 2:
+        return None
+    mine = (full.code, full._data, full.base)
+    if any(np.may_share_memory(a, b) for s in piece.ins for b in (s.code, s._data, s.base)
+           if b is not None for a in mine):
+        return None
+    for a in mine:
+        a[-2] = a[-1]
+    return full.head(len(full) - 1)
 
 
 def _carried_before(carried: Stream | None, s: Stream, clock: int, delay: int,

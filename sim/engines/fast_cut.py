@@ -102,7 +102,7 @@ def _prefixes(streams: list[Stream], used: list[int], walked: int | None = None,
         if k == len(s) and s.closed is not None and i != walked and outputs:
             ins[i] = s.closed  # no copy; its D's stamp matters to no real step (see Piece)
         elif i in borrow:  # the token after the cut becomes the D, stamped like the last one
-            stamp = s.base[k - 1]
+            stamp = s.base[k] if peeked else s.base[k - 1]  # or like the one it peeked
             ins[i] = Stream(s.code[:k + 1], s.data[:k + 1], s.base[:k + 1], s.monotone, 0, s.shift)
             slots += [(s.code, k, DONE_CODE), (s.data, k, 0), (s.base, k, stamp)]
         else:
@@ -113,11 +113,11 @@ def _prefixes(streams: list[Stream], used: list[int], walked: int | None = None,
 
 def _borrowable(streams: list[Stream], used: list[int], walked: int | None) -> set[int]:
     """The inputs cut inside their stream whose ``D`` may be borrowed (:attr:`Piece.slots`)
-    instead of appended to a copy (:func:`with_done`): their payload built, not walked (a peeked ``D`` is stamped like the next token), and
-    no array shared with another input unless that one is cut at the same token (a coordinate
-    and a value stream of one producer share their tokens and stamps: the same ``D``)."""
-    cut = {i for i, (s, k) in enumerate(zip(streams, used))
-           if 0 < k < len(s) and s._data is not None and i != walked}
+    instead of appended to a copy (:func:`with_done`): their payload built, and no array shared
+    with another input unless both are cut at the same token and neither is the walked input
+    (a coordinate and a value stream of one producer share their tokens and stamps: the same
+    ``D``; a walked input's may be stamped like the token it peeked)."""
+    cut = {i for i, (s, k) in enumerate(zip(streams, used)) if 0 < k < len(s) and s._data is not None}
     for i in cut:
         for j, t in enumerate(streams):
             if j == i:
@@ -126,7 +126,8 @@ def _borrowable(streams: list[Stream], used: list[int], walked: int | None) -> s
                 for b in (t.code, t._data, t.base):
                     if b is None or not np.may_share_memory(a, b):
                         continue
-                    if not (j in cut and used[j] == used[i] and _same_start(a, b)):
+                    same_d = j in cut and used[j] == used[i] and walked not in (i, j)
+                    if not (same_d and _same_start(a, b)):
                         return set()
     return cut
 
@@ -238,22 +239,48 @@ def _walk(lead: Stream, lead_avail: int, src: Stream, src_avail: int, lead_first
     extra = (after if q < count else lead_avail) - lead_used
     if extra and q < len(heads) and _owner(int(src.code[heads[q]])):
         head = int(heads[q])
+        used = [lead_used + extra, src_used] if lead_first else [src_used, lead_used + extra]
+        # the lead closed by S0 and D, the source's unit head by D: borrowed or copied
+        ends = [(lead, lead_used + extra, (0, DONE_CODE)), (src, head + 1, (DONE_CODE,))]
+        if not lead_first:
+            ends.reverse()
+        borrowed = _borrowed_ends(ends)
+        if borrowed is not None:
+            ins, slots = borrowed
+            return Piece(ins, used, 2, [False, False], slots)
         lead_piece = _close_unit(lead.head(lead_used + extra))
         src_piece = with_done(src.head(head + 1))
         ins = [lead_piece, src_piece] if lead_first else [src_piece, lead_piece]
-        used = [lead_used + extra, src_used] if lead_first else [src_used, lead_used + extra]
         return Piece(ins, used, 2, [True, True])  # new arrays (with_done)
     used = [lead_used, src_used] if lead_first else [src_used, lead_used]
     return _prefixes([lead, src] if lead_first else [src, lead], used, walked=None if lead_first else 0)
 
 
+def _borrowed_ends(ends: list[tuple[Stream, int, tuple[int, ...]]]):
+    """Views of streams ``s[:k]`` followed by the synthetic tokens ``codes`` (payload 0,
+    stamped like ``s[k - 1]``) written over the tokens after the cut while the piece runs
+    (:attr:`Piece.slots`): ``(ins, slots)``, or None when a stream is too short, has no payload
+    built, or shares an array with another (then they are copied)."""
+    arrays = [(s.code, s._data, s.base) for s, _, _ in ends]
+    for i, (s, k, codes) in enumerate(ends):
+        if not 0 < k <= len(s) - len(codes) or s._data is None:
+            return None
+        for other in arrays[i + 1:]:
+            if any(np.may_share_memory(a, b) for a in arrays[i] for b in other):
+                return None
+    ins, slots = [], []
+    for s, k, codes in ends:
+        end = k + len(codes)
+        ins.append(Stream(s.code[:end], s.data[:end], s.base[:end], s.monotone, 0, s.shift))
+        stamp = s.base[k - 1]
+        for j, code in enumerate(codes):
+            slots += [(s.code, k + j, code), (s.data, k + j, 0), (s.base, k + j, stamp)]
+    return ins, slots
+
+
 def _close_unit(s: Stream) -> Stream:
     """``s`` followed by a synthetic ``S0`` and ``D``, both stamped like its last token."""
-    s = with_done(s)
-    code = s.code.copy()
-    code[-1] = 0
-    closed = Stream(code, s.data, s.time, s.monotone, 0, rows=s.rows)
-    return with_done(closed)
+    return with_done(s, codes=(0, DONE_CODE))
 
 
 def _repeat(ctx, streams, avail):

@@ -90,8 +90,9 @@ class Stream:
 
     def tail(self, n: int) -> "Stream":
         """The tokens from index ``n`` on, copied (a leftover kept across chunks must not hold on
-        to the whole array it came from)."""
-        return Stream(self.code[n:].copy(), self.data[n:].copy(), self.time[n:].copy(), self.monotone, self.gap)
+        to the whole array it came from), into arrays one token longer that close it with a
+        ``D`` stamped like its last token (:attr:`closed`)."""
+        return _with_closed(self.code[n:], self.data[n:], self.time[n:], self.monotone, self.gap)
 
     def tokens(self) -> list:
         """The tokens as the reference engine sends them (ints, ``numpy.float32``, controls)."""
@@ -166,25 +167,44 @@ def concat(streams: list[Stream]) -> Stream:
                   np.concatenate([s.data.astype(dtype, copy=False) for s in streams]), time, monotone, gap)
 
 
-def with_done(s: Stream, stamp: int | None = None) -> Stream:
+def _with_closed(code: np.ndarray, data: np.ndarray, time: np.ndarray, monotone: bool, gap: int) -> Stream:
+    """A stream of copies of ``code``, ``data`` and ``time`` whose :attr:`Stream.closed` is
+    the same arrays with a ``D`` after them, stamped like the last token (0 if none)."""
+    n = len(code)
+    full_code = np.empty(n + 1, dtype=CODE_DTYPE)
+    full_code[:n] = code
+    full_code[n] = DONE_CODE
+    full_data = np.empty((n + 1,) + data.shape[1:], dtype=data.dtype)
+    full_data[:n] = data
+    full_data[n] = 0
+    full_time = np.empty(n + 1, dtype=time.dtype)
+    full_time[:n] = time
+    full_time[n] = time[n - 1] if n else 0
+    s = Stream(full_code[:n], full_data[:n], full_time[:n], monotone, gap)
+    s.closed = Stream(full_code, full_data, full_time, monotone, 0)
+    return s
+
+
+def with_done(s: Stream, stamp: int | None = None, codes: tuple[int, ...] = (DONE_CODE,)) -> Stream:
     """``s`` followed by a ``D`` stamped ``stamp``, by default like its last token (the end of a
-    partial stream a block is run on; no stamp gap is assumed). A dense scan's rows are kept."""
-    n = len(s)
+    partial stream a block is run on; no stamp gap is assumed). A dense scan's rows are kept.
+    ``codes``: the synthetic tokens appended (a unit's close and ``D``), in one copy."""
+    n, m = len(s), len(codes)
     last = (int(s.base[-1]) + s.shift) if n else 0
     if stamp is not None:
         last = stamp
-    code = np.empty(n + 1, dtype=CODE_DTYPE)
+    code = np.empty(n + m, dtype=CODE_DTYPE)
     code[:n] = s.code
-    code[n] = DONE_CODE
-    time = np.empty(n + 1, dtype=TIME_DTYPE)
+    code[n:] = codes
+    time = np.empty(n + m, dtype=TIME_DTYPE)
     np.add(s.base, TIME_DTYPE(s.shift), out=time[:n])
-    time[n] = last
+    time[n:] = last
     monotone = s.monotone and (not n or last >= int(time[n - 1]))
-    if s.rows is not None and s._data is None and n == len(s.rows[0]) * (s.rows[1] + 1):
+    if m == 1 and s.rows is not None and s._data is None and n == len(s.rows[0]) * (s.rows[1] + 1):
         return Stream(code, None, time, monotone, 0, rows=s.rows)
-    data = np.empty((n + 1,) + s.data.shape[1:], dtype=s.data.dtype)  # one pass, no memset
+    data = np.empty((n + m,) + s.data.shape[1:], dtype=s.data.dtype)  # one pass, no memset
     data[:n] = s.data
-    data[n] = 0
+    data[n:] = 0
     return Stream(code, data, time, monotone, 0)
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuseflow.sim.engines import fast_cut
-from fuseflow.sim.engines.fast_stream import DONE_CODE, Stream, from_tokens, raise_stamps
+from fuseflow.sim.engines.fast_stream import DONE_CODE, Stream, from_tokens, raise_stamps, with_done
 from fuseflow.sim.tokens import stream
 
 
@@ -58,15 +58,26 @@ def _producer_piece(text: str) -> Stream:
 def test_a_piece_owns_only_the_inputs_it_copied():
     """An input consumed whole runs on its producer's closed stream and an input cut inside
     its stream on a view of it (both shared with the producer's other consumers: not owned);
-    a cut that cannot borrow its D (a walked input) is a copy (owned)."""
+    a cut that cannot borrow its D (a walked input taken whole) is a copy (owned)."""
     a, b = _producer_piece("0 1 S0"), _producer_piece("2 3 4 S0 5")
     piece = fast_cut._prefixes([a, b], [len(a), 4])
     assert piece.owned == [False, False]
     assert piece.ins[0] is a.closed
     assert _shared(piece.ins[1], b)
-    walked = fast_cut._prefixes([a, b], [len(a), 4], walked=1)
-    assert walked.owned == [False, True]
-    assert not _shared(walked.ins[1], b)
+    walked = fast_cut._prefixes([a, b], [len(a), 4], walked=0)
+    assert walked.owned == [True, False]
+    assert not _shared(walked.ins[0], a)
+
+
+def test_a_walked_input_borrows_a_done_stamped_like_the_token_it_peeked():
+    """A scanner's last reference peeked the next token to close its fiber: the borrowed D
+    carries that token's stamp, as the copy would."""
+    b = _producer_piece("2 3 4 5")
+    copied = with_done(b.head(3), int(b.base[3]) + b.shift)
+    piece = fast_cut._prefixes([b], [3], walked=0)
+    assert piece.slots
+    with piece.closing():
+        assert _tokens(piece.ins[0]) == _tokens(copied)
 
 
 def _tokens(s: Stream) -> list:
