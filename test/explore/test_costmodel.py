@@ -330,17 +330,24 @@ def test_compiled_prediction_equals_the_reference_walk_on_the_density_model(name
     _assert_same(fast, model.predict(Density(0.3), Density(0.6), reference=True))
 
 
-def test_a_repeated_prediction_reuses_the_kernels_whose_input_statistics_are_unchanged():
+def _tiny_cost_model(app_name: str, fusion: str):
+    """``(compiled, inputs, CostModel, measured inputs)`` of an application's tiny preset."""
     from fuseflow.apps import APPLICATIONS
     from fuseflow.explore import CostModel, Measured
-    from fuseflow.explore.kernel import COMPILE_AFTER
 
-    app = APPLICATIONS["graphsage"]
+    app = APPLICATIONS[app_name]
     model, inputs = app.build("tiny")
     plan = app.plan(model)
-    compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion="unfused"), plan=plan)
-    cost = CostModel(compiled)
-    measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
+    compiled = fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=fusion), plan=plan)
+    return (compiled, inputs, CostModel(compiled),
+            [Measured(FiberTree.from_torch(t.detach())) for t in inputs])
+
+
+def test_a_repeated_prediction_reuses_the_kernels_whose_input_statistics_are_unchanged():
+    from fuseflow.explore import Measured
+    from fuseflow.explore.kernel import COMPILE_AFTER
+
+    _, _, cost, measured = _tiny_cost_model("graphsage", "unfused")
     for _ in range(COMPILE_AFTER + 1):
         first = cost.predict(*measured)
     again = cost.predict(*measured)
@@ -358,6 +365,40 @@ def test_a_repeated_prediction_reuses_the_kernels_whose_input_statistics_are_unc
     assert [k.summary() for k in partly.kernels] == [k.summary() for k in first.kernels]
     for kernel, previous, new in zip(partly.kernels, computed.kernels, fresh):
         assert new == any(a is not b for a, b in zip(kernel.inputs, previous.inputs))
+
+
+def test_a_prediction_binds_the_statistics_of_the_inputs_it_is_given():
+    """Measured statistics bound by one prediction are used again only for the same
+    ``Measured`` objects: other data, given after, predicts as a fresh cost model does;
+    the compiled kernels skip scans' fiber sizes nothing reads."""
+    from fuseflow.explore import CostModel, Measured
+    from fuseflow.explore.kernel import COMPILE_AFTER
+
+    compiled, inputs, cost, measured = _tiny_cost_model("gcn", "partial")
+    for _ in range(COMPILE_AFTER + 1):
+        first = cost.predict(*measured, reuse=False)
+    again = cost.predict(*measured, reuse=False)
+    assert all(a is not b for a, b in zip(again.kernels, first.kernels))
+    assert [k.summary() for k in again.kernels] == [k.summary() for k in first.kernels]
+    sparser = [t.detach().to_dense().clone() for t in inputs]
+    sparser[0][torch.rand(sparser[0].shape, generator=torch.Generator().manual_seed(3))
+               < 0.5] = 0.0
+    other = [Measured(FiberTree.from_torch(t)) for t in sparser]
+    got = cost.predict(*other, reuse=False)
+    fresh = CostModel(compiled)
+    for _ in range(COMPILE_AFTER + 1):
+        want = fresh.predict(*other, reuse=False)
+    assert [k.summary() for k in got.kernels] == [k.summary() for k in want.kernels]
+    assert got.kernels[0].summary() != first.kernels[0].summary()
+    for step in cost._steps:
+        if step[0] == "graph" and step[6][0] is not None:
+            source = step[6][0].source
+            # a scan's fiber sizes are a tuple built only where an accumulator reads them
+            for line in source.splitlines():
+                if ", 1.0, " in line and line.strip().startswith("v"):
+                    name = line.split("=")[0].strip()
+                    assert source.count(name + ",") + source.count(name + " ") \
+                        + source.count(name + ")") > 1, line
 
 
 def test_compiled_scratch_starts_every_counter_at_zero():

@@ -125,6 +125,23 @@ def test_joined_hist_equals_the_numpy_join(union, operands):
     assert rules._joined_hist(uneven, n, union) is None
 
 
+@pytest.mark.parametrize("union", [False, True])
+def test_joined_hist_of_two_histograms_equals_the_numpy_join(union):
+    """Two operands with histograms (``native.joined_hist``'s path without the operand
+    lists): ``rules._joined_hist``'s numbers, also for empty histograms; None when the
+    lengths differ."""
+    rng = np.random.default_rng(5 + union)
+    n = 40.0
+    for length in (16, 0):
+        arrays = [(rng.random(length) * 60.0, 300.0, 16.0) for _ in range(2)]
+        got, want = native.joined_hist(arrays, n, union), rules._joined_hist(arrays, n, union)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        assert got[1:] == pytest.approx(want[1:], rel=1e-12)
+    uneven = [(rng.random(16), 300.0, 16.0), (rng.random(15), 300.0, 16.0)]
+    assert native.joined_hist(uneven, n, union) is None
+    assert rules._joined_hist(uneven, n, union) is None
+
+
 def _inputs(seed: int, sizes: int, parents: int = 3000, population: int = 500):
     """``accumulate`` arguments over measured fiber sizes of ``sizes`` distinct values (some
     0; some parents without a weight) and a histogram with measured groups."""

@@ -53,8 +53,8 @@ class _Sym:
     (``hist``/``sizes`` known absent) or the name of a variable of the emitted code.
     ``groups``: what the equal entries of ``hist`` are known from (a name for
     :func:`rules.hist_groups`; None: not known), kept while ``hist`` is only scaled.
-    ``scaled``: ``(coords, factor)`` names with ``hist = coords * factor`` (a scan's
-    histogram of measured counts), or None."""
+    ``scaled``: ``(coords, factor, total)`` names with ``hist = coords * factor if coords
+    is not None and total else None`` (a scan's histogram of measured counts), or None."""
 
     __slots__ = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes", "obj",
                  "groups", "scaled")
@@ -562,7 +562,7 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
         if parent.hist is None:
             items, empty = code.mul(data, mean), code.mul(data, fraction)
         else:
-            items, empty, sizes = code.fresh(), code.fresh(), code.fresh()
+            items, empty = code.fresh(), code.fresh()
             bp = attr(lv, "by_parent")
             ebp = attr(lv, "empty_by_parent")
             groups = attr(lv, "size_groups")
@@ -570,19 +570,25 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
             # stats.weighted keeps the sums on the level for the histogram's array: a
             # constant, or the measured counts a scan's histogram is a multiple of.
             if parent.scaled is None:
+                present, length = f"{ph} is not None", ph
                 sums = [f"    {items}, {empty} = weighted({lv}, {ph})"]
             else:
-                base, factor = parent.scaled
+                # The scaled histogram is there when its counts are (and not empty), of
+                # their length: the test does not build it (an array product) when only
+                # the sums read it.
+                base, factor, total = parent.scaled
+                present, length = f"{base} is not None and {code.lit(total)}", base
                 sums = [f"    {items}, {empty} = weighted({lv}, {base})",
                         f"    {items}, {empty} = {factor} * {items}, {factor} * {empty}"]
-            code.block((items, empty, sizes), "\n".join([
-                f"if {ph} is not None and {bp} is not None and len({ph}) == len({bp}):",
+            known = code.let(f"{present} and {bp} is not None and len({length}) == len({bp})")
+            code.block((items, empty), "\n".join([
+                f"if {known}:",
                 *sums,
-                f"    {sizes} = ({ph}, {bp}, 1.0, {groups})",
                 "else:",
                 f"    {items} = {code.lit(data)} * {mean}",
-                f"    {empty} = {code.lit(data)} * {fraction}",
-                f"    {sizes} = None"]))
+                f"    {empty} = {code.lit(data)} * {fraction}"]))
+            # A separate statement: dropped when nothing reads the fiber sizes.
+            sizes = code.let(f"({ph}, {bp}, 1.0, {groups}) if {known} else None")
     groups = scaled = None
     if fmt == "dense":
         if not size:
@@ -597,7 +603,7 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
         coords, total = attr(lv, "coords"), attr(lv, "items")
         factor = code.let(f"{code.lit(items)} / {total} if {total} else 0.0")
         hist = code.let(f"{coords} * {factor} if {coords} is not None and {total} else None")
-        scaled = (coords, factor)
+        scaled = (coords, factor, total)
         # Measured counts are grouped once per tensor (rules.hist_groups), estimated ones not.
         groups = code.let(f"{lv} if {_input(code, formats, t)}.measured else None")
     level = _Sym(code.add(items, parent.nulls), parent.nulls,

@@ -189,7 +189,7 @@ class CostModel:
                 # inputs' formats equal the graph's, so it is the same at every prediction.
                 self._steps.append(("graph", graph, topological(graph),
                                     [intern(f) for f in input_formats(op)], args,
-                                    _results(op, slot), [None], [None, None]))
+                                    _results(op, slot), [None], [None, None], [None, None]))
             elif op.name in LAYOUT_OPS:
                 args = [read(list(op.operands)[0], op)]
                 fmt = intern(tensor_format(op.results[0].type))
@@ -215,8 +215,15 @@ class CostModel:
         kernels = []
         for step in self._steps:
             if step[0] == "graph":
-                _, graph, order, formats, args, results, program, last = step
-                stats = [env[a].stats(fmt) for a, fmt in zip(args, formats)]
+                _, graph, order, formats, args, results, program, last, bound = step
+                sources = [env[a] for a in args]
+                if bound[0] is not None and all(map(operator.is_, sources, bound[0])):
+                    stats = bound[1]        # the same Measured sources: their statistics
+                else:
+                    stats = [src.stats(fmt) for src, fmt in zip(sources, formats)]
+                    # Measured statistics are kept per format: the same objects next time.
+                    bound[0], bound[1] = ((sources, stats) if all(
+                        type(src) is Measured for src in sources) else (None, None))
                 if reference:
                     kernel = predict_graph(graph, stats, order=order, costs=self._costs,
                                            reference=True)

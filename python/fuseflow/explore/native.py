@@ -207,6 +207,13 @@ _EMPTY = np.zeros(0)
 def joined_hist(arrays, n_fibers: float, union: bool):
     """:func:`~fuseflow.explore.rules._joined_hist` in one compiled call: ``(hist, items,
     merged)``, or None when the operands' lengths differ."""
+    if len(arrays) == 2:                           # the common case, without the lists
+        (h1, data1, size1), (h2, data2, size2) = arrays
+        if h1 is not None and h2 is not None:
+            if len(h1) != len(h2):
+                return None
+            hist = np.empty(len(h1))
+            return (hist, *joined_counts((h1, h2), _NO_UNIFORM, n_fibers, union, hist))
     inv = 1.0 / n_fibers
     hists, uniform, length = [], [], None
     for h, data, size in arrays:
@@ -223,6 +230,10 @@ def joined_hist(arrays, n_fibers: float, union: bool):
         length = m
     hist = np.empty(length)
     return (hist, *joined_counts(tuple(hists), np.array(uniform), n_fibers, union, hist))
+
+
+_NO_UNIFORM = np.zeros(2)
+"""``uniform`` of two operands that both have histograms (not read)."""
 
 
 @njit(cache=True, nogil=True)

@@ -146,9 +146,12 @@ def join_counts(operands, size: float, union: bool, n_fibers: float, arrays, nat
     holds coordinate ``c`` with probability ``hist_i(c) / fibers``). ``native``: as for
     :func:`accumulate`."""
     joined = None
-    if n_fibers and any(a[0] is not None for a in arrays):
-        joined = (_joined_hist if native is None else native.joined_hist)(arrays, n_fibers,
-                                                                          union)
+    if n_fibers:
+        for a in arrays:
+            if a[0] is not None:
+                joined = (_joined_hist if native is None else native.joined_hist)(
+                    arrays, n_fibers, union)
+                break
     if joined is None:
         pj, aj = fold(operands, size, union)
         pu, au = fold(operands, size, True)
@@ -353,25 +356,40 @@ def _first_native(items, size, sizes, above, nonempty, draws, empty_below, crds,
     :data:`SIZE_BINS` groups (an aggregation over measured node degrees) in one compiled
     call (``native.accumulate_first``), the node sums kept in ``memo``; None: another
     case."""
-    if sizes is None or not items or len(crds) != 1 or sizes[3] is None:
+    if sizes is None or not items or len(crds) != 1:
         return None
-    weights, _, scale, (unique, index) = sizes
-    h, _, _, *known = crds[0]
-    coords = hist_groups(known[0]) if known else None
-    if (h is None or len(unique) > SIZE_BINS
-            or (coords is None and h.size * len(unique) > UNIQUE_ABOVE)):
+    weights, _, scale, member = sizes
+    crd = crds[0]
+    h = crd[0]
+    if member is None or h is None:
         return None
-    mapped = isinstance(index, NodeMap)
-    base = index.base if mapped else index
-    grouped, keyed, by_key = _node_sums(weights, base,
-                                        len(index.table) if mapped else len(unique), memo)
-    table = index.table if mapped else _NO_TABLE
-    hist = np.empty(len(coords[0]) if coords is not None else len(h))
-    groups, extended = np.empty(len(unique) + 1), np.empty(len(table) + mapped, dtype=np.intp)
+    unique, index = member
+    coords = hist_groups(crd[3]) if len(crd) > 3 else None
+    n_unique = len(unique)
+    if n_unique > SIZE_BINS or (coords is None and h.size * n_unique > UNIQUE_ABOVE):
+        return None
+    if type(index) is NodeMap:
+        mapped, base, table = True, index.base, index.table
+        n_groups = len(table)
+    else:
+        mapped, base, table, n_groups = False, index, _NO_TABLE, n_unique
+    kept = memo.sums if memo is not None else None
+    if kept is not None and kept[0][0] is weights and kept[0][1] is base \
+            and kept[0][2] == n_groups:
+        grouped, keyed, by_key = kept[1]         # _node_sums' entry, checked inline
+    else:
+        grouped, keyed, by_key = _node_sums(weights, base, n_groups, memo)
+    if coords is not None:
+        index_c, counts, first = coords
+        hist = np.empty(len(index_c))
+    else:
+        index_c = counts = first = _NO_TABLE
+        hist = np.empty(len(h))
+    groups = np.empty(n_unique + 1)
+    extended = np.empty(len(table) + mapped, dtype=np.intp)
     found, keys, total, empty = native.accumulate_first(
-        grouped, table, unique, scale, items, nonempty, h, 1.0 / items,
-        *(coords[::-1] if coords is not None else (_NO_TABLE,) * 3), float(size), by_key,
-        empty_below, hist, groups, extended)
+        grouped, table, unique, scale, items, nonempty, h, 1.0 / items, first, counts,
+        index_c, float(size), by_key, empty_below, hist, groups, extended)
     if not found:
         return None
     key_sizes = (weights, None, keys / total,
