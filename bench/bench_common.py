@@ -15,6 +15,19 @@ def write_json(path: Path, doc: Any) -> None:
     print(f"wrote {path}")
 
 
+def point_parser(description: str):
+    """An argument parser for one published point: ``app dataset fusion`` positionals and
+    ``--preset`` (default ``published``)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("app")
+    parser.add_argument("dataset")
+    parser.add_argument("fusion")
+    parser.add_argument("--preset", default="published")
+    return parser
+
+
 def points_parser(description: str):
     """An argument parser for published points: ``APP/DATASET/FUSION`` positionals and
     ``--preset`` (default ``published``)."""

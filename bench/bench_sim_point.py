@@ -12,11 +12,12 @@ the same digest exactly when their cycles, outputs and statistics agree bit for 
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import time
 import warnings
+
+from bench_common import point_parser
 
 
 def digest(result) -> str:
@@ -52,11 +53,7 @@ def timed_simulation(compiled, inputs):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("app")
-    parser.add_argument("dataset")
-    parser.add_argument("fusion")
-    parser.add_argument("--preset", default="published")
+    parser = point_parser(__doc__.splitlines()[0])
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     use_host_heap_policy()
