@@ -1,6 +1,7 @@
 """A chunked block's carried clock: its input stamps raised to it (``raise_stamps``), in place
 only on the arrays a piece made for itself alone (``fast_cut.Piece.owned``); an input cut
-inside its stream closed by a borrowed ``D`` (``fast_cut.Piece.slots``)."""
+inside its stream closed by a borrowed ``D`` (``fast_cut.Piece.slots``); leftovers and
+two-step pieces kept with their closed forms (what a block taking them whole runs on)."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -124,3 +125,38 @@ def test_a_walked_unit_owns_both_closed_inputs():
     assert (piece.strip, piece.owned) == (2, [True, True])
     for s in piece.ins:
         assert not _shared(s, src) and not _shared(s, sig)
+
+
+def test_a_leftover_is_copied_once_into_arrays_that_end_in_its_done():
+    """``Stream.tail`` copies the tokens after a cut; its closed form is the same arrays with a
+    D stamped like the last token, so a block taking the leftover whole copies nothing more."""
+    s = _producer_piece("2 3 S0 4 5 S1")
+    rest = s.tail(2)
+    assert _tokens(rest) == _tokens(s)[2:]
+    assert not _shared(rest, s)
+    assert _tokens(rest.closed) == _tokens(rest) + [(DONE_CODE, 0, int(rest.time[-1]))]
+    assert np.shares_memory(rest.closed.code, rest.code)
+
+
+def test_a_walked_unit_is_closed_by_its_close_and_done_in_one_copy():
+    s = _producer_piece("2 3 4")
+    closed = fast_cut._close_unit(s)
+    last = int(s.time[-1])
+    assert _tokens(closed) == _tokens(s) + [(0, 0, last), (DONE_CODE, 0, last)]
+
+
+def test_two_step_pieces_keep_a_closed_form_only_of_their_own_arrays():
+    """A piece closed by two synthetic steps: an output the block made itself keeps its real
+    tokens and the D step's token as its closed form; an output viewing an input keeps none
+    (writing into it would change the input)."""
+    from fuseflow.sim.engines.fast_chunked import _without_close
+
+    src = _producer_piece("7 8 S0")
+    piece = fast_cut.Piece([src.closed], [len(src)], 2)
+    own = from_tokens(stream("1 2 S0 D"), [1, 2, 3, 4])
+    closed = _without_close(own, piece)
+    assert _tokens(closed) == [(-1, 1, 1), (-1, 2, 2), (DONE_CODE, 0, 4)]
+    view = Stream(src.closed.code, src.closed.data, src.closed.base, True)
+    before = _tokens(src.closed)
+    assert _without_close(view, piece) is None
+    assert _tokens(src.closed) == before
