@@ -25,7 +25,9 @@ import numpy as np
 from fuseflow.sim.blocks.joiner import ref_ports
 from fuseflow.sim.engines import fast_native
 from fuseflow.sim.engines.fast_reduce import outer_units
-from fuseflow.sim.engines.fast_stream import DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, with_done
+from fuseflow.sim.engines.fast_stream import (
+    DATA, DONE_CODE, EMPTY_CODE, REPEAT_CODE, Stream, with_done,
+)
 
 STATEFUL = frozenset({"crddrop", "crdhold", "join"})
 """Kinds whose state between tokens is more than a clock: run as a coroutine kept alive across
@@ -102,9 +104,7 @@ def _prefixes(streams: list[Stream], used: list[int], walked: int | None = None,
         if k == len(s) and s.closed is not None and i != walked and outputs:
             ins[i] = s.closed  # no copy; its D's stamp matters to no real step (see Piece)
         elif i in borrow:  # the token after the cut becomes the D, stamped like the last one
-            stamp = s.base[k] if peeked else s.base[k - 1]  # or like the one it peeked
-            ins[i] = Stream(s.code[:k + 1], s.data[:k + 1], s.base[:k + 1], s.monotone, 0, s.shift)
-            slots += [(s.code, k, DONE_CODE), (s.data, k, 0), (s.base, k, stamp)]
+            ins[i] = _borrowed_view(s, k, (DONE_CODE,), slots, peeked)  # or the one it peeked
         else:
             ins[i] = with_done(s.head(k), int(s.base[k]) + s.shift if peeked else None)
             owned[i] = True  # with_done's arrays are new
@@ -117,7 +117,8 @@ def _borrowable(streams: list[Stream], used: list[int], walked: int | None) -> s
     with another input unless both are cut at the same token and neither is the walked input
     (a coordinate and a value stream of one producer share their tokens and stamps: the same
     ``D``; a walked input's may be stamped like the token it peeked)."""
-    cut = {i for i, (s, k) in enumerate(zip(streams, used)) if 0 < k < len(s) and s._data is not None}
+    cut = {i for i, (s, k) in enumerate(zip(streams, used))
+           if 0 < k < len(s) and s._data is not None}
     for i in cut:
         for j, t in enumerate(streams):
             if j == i:
@@ -268,14 +269,20 @@ def _borrowed_ends(ends: list[tuple[Stream, int, tuple[int, ...]]]):
         for other in arrays[i + 1:]:
             if any(np.may_share_memory(a, b) for a in arrays[i] for b in other):
                 return None
-    ins, slots = [], []
-    for s, k, codes in ends:
-        end = k + len(codes)
-        ins.append(Stream(s.code[:end], s.data[:end], s.base[:end], s.monotone, 0, s.shift))
-        stamp = s.base[k - 1]
-        for j, code in enumerate(codes):
-            slots += [(s.code, k + j, code), (s.data, k + j, 0), (s.base, k + j, stamp)]
-    return ins, slots
+    slots: list = []
+    return [_borrowed_view(s, k, codes, slots) for s, k, codes in ends], slots
+
+
+def _borrowed_view(s: Stream, k: int, codes: tuple[int, ...], slots: list,
+                   peeked: bool = False) -> Stream:
+    """A view of ``s[:k]`` and the tokens after it, which hold the synthetic ``codes`` (payload
+    0, stamped like ``s[k - 1]``, or like ``s[k]`` when ``peeked``) while the piece runs: their
+    entries are added to ``slots``."""
+    end = k + len(codes)
+    stamp = s.base[k] if peeked else s.base[k - 1]
+    for j, code in enumerate(codes):
+        slots += [(s.code, k + j, code), (s.data, k + j, 0), (s.base, k + j, stamp)]
+    return Stream(s.code[:end], s.data[:end], s.base[:end], s.monotone, 0, s.shift)
 
 
 def _close_unit(s: Stream) -> Stream:
