@@ -91,21 +91,14 @@ def repsiggen(ctx, ins):
     return finish(ctx, ins, [out], None, _gap(ctx, s), stamps=stamps, shift=shift)
 
 
-GATHER_CHUNK = 1 << 16
-"""Rows per slice of a dense scan's row gather (:func:`_row_values`)."""
-
-
 def _row_values(vals: np.ndarray, refs: np.ndarray, n: int) -> np.ndarray | None:
     """The values under a dense scan's references (:attr:`Stream.rows`): row r of the level is
-    ``vals[r*n : r*n + n]``, copied whole, a slice of rows at a time; None if a row is missing."""
+    ``vals[r*n : r*n + n]``, copied whole in one compiled pass (``fast_native.gather_rows``),
+    0.0 at the closes and ``D``; None if a row is missing."""
     if not n or not len(refs) or refs.min() < 0 or (int(refs.max()) + 1) * n > len(vals):
         return None
-    table = vals[:len(vals) // n * n].reshape(-1, n)
-    out = np.zeros(len(refs) * (n + 1) + 1, dtype=vals.dtype)
-    grid = out[:-1].reshape(len(refs), n + 1)[:, :n]
-    step = max(1, GATHER_CHUNK // n)
-    for lo in range(0, len(refs), step):
-        grid[lo:lo + step] = table[refs[lo:lo + step]]
+    out = np.empty(len(refs) * (n + 1) + 1, dtype=vals.dtype)
+    fast_native.gather_rows(vals, refs, n, out)
     return out
 
 
@@ -213,6 +206,10 @@ def alu(ctx, ins):
     a = ins[0]
     if not ends_with_done(a) or len(ins) != arity:
         return None
+    if arity == 2 and len(ins[1]) == len(a) and "tiles" not in attrs:
+        fast = _compiled_binary(ctx, ins, op)
+        if fast is not None:
+            return fast
     if arity == 2 and (len(ins[1]) != len(a) or not _same_structure(a.code, ins[1].code)):
         return None
     empty = [count_code(s.code, EMPTY_CODE) for s in ins]
@@ -230,6 +227,25 @@ def alu(ctx, ins):
     code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
     return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
                   stamps=stamps, shift=shift)
+
+
+def _compiled_binary(ctx, ins, op: str):
+    """A binary ALU of :data:`fast_native.ALU_BINARY` on two float32 streams with the same
+    codes and no ``N``: the values, the codes' check and the count of operations in one
+    compiled pass; None (the general path) otherwise."""
+    a, b = ins
+    code = fast_native.ALU_BINARY.get(op)
+    if code is None or a.data.dtype != f32 or b.data.dtype != f32 or a.data.ndim != 1 \
+            or b.data.ndim != 1:
+        return None
+    out = np.empty(len(a), dtype=f32)
+    ops = int(fast_native.binary_values(code, a.code, b.code, a.data, b.data, out))
+    if ops < 0:
+        return None
+    stamps, shift = follow_stamps(ctx, *ins)
+    ctx.stats.ops += ops
+    return finish(ctx, ins, [Stream(a.code, out, stamps, shift=shift)], None,
+                  max(ctx.ii, joint_gap(ins) or 0), stamps=stamps, shift=shift)
 
 
 def _tile_alu(ctx, ins, fn, empty):

@@ -1,7 +1,8 @@
 """The fast engine's compiled kernels (``sim/engines/fast_native.py``) against plain Python
 loops written from their definitions, on random inputs: the clock recurrence (one or two
 streams, shifts, latency, selected steps, int32 and int64 stamps, in place) and the order-1
-sparse accumulator's fold and layout (float32 sums in arrival order, scalars and tiles)."""
+sparse accumulator's fold and layout (float32 sums in arrival order, scalars and tiles), a dense
+scan's row gather."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -79,7 +80,8 @@ def _accumulate(codes, vcodes, crds, vals):
 @given(st.data(), st.sampled_from([(), (2,), (2, 3)]), st.booleans())
 def test_accumulator_kernel_folds_in_arrival_order(data, tile, track):
     n = data.draw(st.integers(0, 60))
-    width = data.draw(st.integers(1, 9))
+    # wide tables: a tracked flush of a few keys sorts them instead of reading the table
+    width = data.draw(st.one_of(st.integers(1, 9), st.integers(33, 100)))
     codes = data.draw(st.lists(st.sampled_from([-1, -1, -1, -2, 0, 1, 2]), min_size=n, max_size=n))
     vcodes = [c if c >= 0 else data.draw(st.sampled_from([-1, -1, -2])) for c in codes]
     crds = data.draw(st.lists(st.integers(0, width - 1), min_size=n, max_size=n))
@@ -380,3 +382,39 @@ def test_scan_layout_kernel_lays_out_fibers_at_their_clocks(data, gather, ii, la
                                    ii, latency, *out)
     assert list(zip(*(o.tolist() for o in out))) == [(c, x, ref, t) for c, x, ref, t in want]
     assert last == want[-1][3]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.integers(1, 9), st.sampled_from([np.float32, np.float64]),
+       st.sampled_from([np.int16, np.int32, np.int64]))
+def test_row_gather_lays_out_each_row_and_its_close(data, n, dtype, ref_dtype):
+    rows = data.draw(st.integers(1, 6))
+    vals = np.arange(1, rows * n + 1 + data.draw(st.integers(0, n - 1)), dtype=dtype)
+    refs = np.array(data.draw(st.lists(st.integers(0, rows - 1), max_size=12)), dtype=ref_dtype)
+    out = np.full(len(refs) * (n + 1) + 1, -7, dtype=dtype)
+    fast_native.gather_rows(vals, refs, n, out)
+    want = [x for r in refs.tolist() for x in [*vals[r * n:r * n + n].tolist(), 0]] + [0]
+    assert out.tolist() == want
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data(), st.sampled_from(sorted(fast_native.ALU_BINARY)))
+def test_binary_values_are_numpys_and_check_the_codes(data, op):
+    n = data.draw(st.integers(1, 30))
+    codes = st.sampled_from([-1, -1, -1, 0, 1, -2])
+    ca = np.array(data.draw(st.lists(codes, min_size=n, max_size=n)), np.int8)
+    cb = ca.copy()
+    if data.draw(st.booleans()):
+        cb[data.draw(st.integers(0, n - 1))] = data.draw(codes)
+    floats = st.floats(width=32, allow_nan=False, allow_infinity=False)
+    xa = np.array(data.draw(st.lists(floats, min_size=n, max_size=n)), np.float32)
+    xb = np.array(data.draw(st.lists(floats, min_size=n, max_size=n)), np.float32)
+    out = np.empty(n, np.float32)
+    got = fast_native.binary_values(fast_native.ALU_BINARY[op], ca, cb, xa, xb, out)
+    if (ca != cb).any() or (ca == -2).any():
+        assert got == -1
+        return
+    with np.errstate(over="ignore"):  # finite operands may overflow to inf, in both
+        want = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](xa, xb)
+    assert got == int((ca == -1).sum())
+    assert out.tobytes() == want.tobytes()
