@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fuseflow.sim.blocks import IMPLEMENTATIONS
-from fuseflow.sim.engines import fast_stream, fast_write
+from fuseflow.sim.engines import fast_native, fast_stream, fast_write
 from fuseflow.sim.engines.fast_blocks import make_context, simulate
 from fuseflow.sim.engines.fast_cut import STATEFUL, Piece, next_piece
 from fuseflow.sim.engines.fast_stream import (
@@ -354,6 +354,46 @@ class _AccumulatorRunner(_PieceRunner):
         super().__init__(block, ctx, split, budget)
         self.carry: list[Stream] | None = None
         """Per output, the entries accumulated in the open reduction (data tokens only)."""
+
+    def _fronts(self) -> tuple[list[Stream], list[list[Stream]]]:
+        """As :meth:`_PieceRunner._fronts`, but a leftover (the open reduction after the last
+        flush, shorter than :attr:`front`) followed by a long piece is joined with that piece
+        up to its first flushing stop only: the piece cut there holds the whole joined prefix,
+        and the long piece's rest, a view, is cut alone next (joined whole, every token of it
+        would be copied once more)."""
+        split = self._leftover_joined()
+        if split is None:
+            return super()._fronts()
+        streams, rest = split
+        self.pending = [[s] + later for s, later in zip(streams, rest)]
+        return streams, rest
+
+    def _leftover_joined(self) -> tuple[list[Stream], list[list[Stream]]] | None:
+        """Per input, the leftover joined with the long piece after it up to the first flush
+        of the coordinates' long piece, and the queued rest; None when the queues are not a
+        short leftover and a long piece (or the payload is a dense scan's rows)."""
+        if len(self.pending) != 2:
+            return None
+        for pieces in self.pending:
+            if len(pieces) < 2 or not len(pieces[0]) or len(pieces[0]) >= self.front \
+                    or len(pieces[1]) < self.front:
+                return None
+        crds = self.pending[0]
+        first = int(fast_native.first_at_least(crds[1].code, 1))
+        if not first:
+            return None
+        end = len(crds[0]) + first  # tokens of the joined prefix, in lock step
+        streams, rest = [], []
+        for left, long, *later in self.pending:
+            k = end - len(left)
+            if not 0 < k < len(long):
+                return None
+            after = long.after(k)
+            if after is None:
+                return None
+            streams.append(concat([left, long.head(k)]))
+            rest.append([after] + later)
+        return streams, rest
 
     def _next_piece(self, streams: list[Stream]) -> Piece | None:
         piece = super()._next_piece(streams)

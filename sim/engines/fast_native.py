@@ -613,6 +613,15 @@ def last_at_least(code, k, low):
 
 
 @njit(cache=True, nogil=True)
+def first_at_least(code, low):
+    """One past the first index ``i`` with ``code[i] >= low``, or 0 (read forwards)."""
+    for i in range(len(code)):
+        if code[i] >= low:
+            return i + 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
 def signal_stops(sig, owner, out):
     """A repeater's checks on its signals ``sig`` against the units of its input: every signal
     but the last is ``R`` or ``S0`` (code 0), the last is ``D``; ``S0`` number ``u`` closes unit

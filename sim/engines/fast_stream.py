@@ -94,6 +94,19 @@ class Stream:
         ``D`` stamped like its last token (:attr:`closed`)."""
         return _with_closed(self.code[n:], self.data[n:], self.time[n:], self.monotone, self.gap)
 
+    def after(self, n: int) -> "Stream | None":
+        """The tokens from index ``n`` on as views (no copy: they hold on to the whole arrays),
+        with :attr:`closed` as a view of this stream's closed form; None when the payload is
+        a dense scan's rows not built yet (a view would build them all)."""
+        if self._data is None:
+            return None
+        out = Stream(self.code[n:], self._data[n:], self.base[n:], self.monotone, self.gap,
+                     self.shift)
+        c = self.closed
+        if c is not None and c._data is not None:
+            out.closed = Stream(c.code[n:], c._data[n:], c.base[n:], c.monotone, c.gap, c.shift)
+        return out
+
     def tokens(self) -> list:
         """The tokens as the reference engine sends them (ints, ``numpy.float32``, controls)."""
         payload = list(self.data) if self.data.dtype == np.float32 else self.data.tolist()

@@ -721,3 +721,28 @@ def test_an_accumulator_cut_inside_a_reduction_carries_its_entries_exactly(name,
     monkeypatch.setattr(fast_chunked._AccumulatorRunner, "_real_outputs", counting)
     simulate_both(name, KERNELS[name].inputs(0.5, seed=1, scale=2), scale=2, chunk_tokens=chunk_tokens)
     assert sum(folds) > 0 and not all(folds)
+
+
+def test_an_accumulators_leftover_joins_only_the_next_pieces_first_reduction(monkeypatch):
+    """An order-1 accumulator's open reduction after its last flush, followed by a long piece,
+    is joined with that piece up to its first flush only; the rest of the piece, a view of its
+    arrays, is cut alone next. Values, cycles and every block's statistics stay the
+    reference's."""
+    from test_engine_differential import simulate_both
+
+    from fuseflow.kernels import KERNELS
+    from fuseflow.sim.engines import fast_chunked
+
+    joined = []
+    leftover_joined = fast_chunked._AccumulatorRunner._leftover_joined
+
+    def recording(self):
+        split = leftover_joined(self)
+        if split is not None:
+            streams, rest = split
+            joined.append(all(r and r[0].base.base is not None for r in rest))  # views
+        return split
+
+    monkeypatch.setattr(fast_chunked._AccumulatorRunner, "_leftover_joined", recording)
+    simulate_both("spgemm", KERNELS["spgemm"].inputs(0.5, seed=1), chunk_tokens=4)
+    assert joined and all(joined), joined

@@ -1,7 +1,8 @@
 """A chunked block's carried clock: its input stamps raised to it (``raise_stamps``), in place
 only on the arrays a piece made for itself alone (``fast_cut.Piece.owned``); an input cut
 inside its stream closed by a borrowed ``D`` (``fast_cut.Piece.slots``); leftovers and
-two-step pieces kept with their closed forms (what a block taking them whole runs on)."""
+two-step pieces kept with their closed forms (what a block taking them whole runs on); the rest of
+a piece as a view of its arrays (:meth:`Stream.after`)."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -160,3 +161,15 @@ def test_two_step_pieces_keep_a_closed_form_only_of_their_own_arrays():
     before = _tokens(src.closed)
     assert _without_close(view, piece) is None
     assert _tokens(src.closed) == before
+
+
+def test_the_rest_of_a_piece_is_a_view_closed_by_the_producers_done():
+    piece = _producer_piece("0 1 S0 2 S1")
+    rest = piece.after(2)
+    assert [t for t, _ in rest.pairs()] == [t for t, _ in piece.pairs()][2:]
+    assert np.shares_memory(rest.code, piece.code) and np.shares_memory(rest.base, piece.base)
+    assert rest.closed.code[-1] == DONE_CODE and len(rest.closed) == len(rest) + 1
+    assert np.shares_memory(rest.closed.code, piece.closed.code)
+    rows = Stream(np.array([-1, 0], np.int8), None, np.zeros(2, np.int32),
+                  rows=(np.zeros(1, np.int32), 1, np.int32))
+    assert rows.after(1) is None  # a view would build the rows' payload whole
