@@ -356,33 +356,34 @@ class _AccumulatorRunner(_PieceRunner):
         """Per output, the entries accumulated in the open reduction (data tokens only)."""
 
     def _fronts(self) -> tuple[list[Stream], list[list[Stream]]]:
-        """As :meth:`_PieceRunner._fronts`, but a leftover (the open reduction after the last
-        flush, shorter than :attr:`front`) followed by a long piece is joined with that piece
-        up to its first flushing stop only: the piece cut there holds the whole joined prefix,
-        and the long piece's rest, a view, is cut alone next (joined whole, every token of it
-        would be copied once more)."""
-        split = self._leftover_joined()
+        """As :meth:`_PieceRunner._fronts`, but an open reduction (a leftover after the last
+        flush, or a first queued piece without a flushing stop) followed by a long piece is
+        joined with that piece up to its first flushing stop only: the piece cut there holds
+        the whole joined prefix, and the long piece's rest, a view, is cut alone next (joined
+        whole, every token of it would be copied once more)."""
+        split = self._reduction_joined()
         if split is None:
             return super()._fronts()
         streams, rest = split
         self.pending = [[s] + later for s, later in zip(streams, rest)]
         return streams, rest
 
-    def _leftover_joined(self) -> tuple[list[Stream], list[list[Stream]]] | None:
-        """Per input, the leftover joined with the long piece after it up to the first flush
-        of the coordinates' long piece, and the queued rest; None when the queues are not a
-        short leftover and a long piece (or the payload is a dense scan's rows)."""
-        if len(self.pending) != 2:
+    def _reduction_joined(self) -> tuple[list[Stream], list[list[Stream]]] | None:
+        """Per input, the open reduction joined with the long piece after it up to the first
+        flush of the coordinates' long piece, and the queued rest; None when the queues do
+        not start with an open reduction and a long piece (or the payload is a dense scan's
+        rows)."""
+        if len(self.pending) != 2 or any(len(pieces) < 2 for pieces in self.pending):
             return None
-        for pieces in self.pending:
-            if len(pieces) < 2 or not len(pieces[0]) or len(pieces[0]) >= self.front \
-                    or len(pieces[1]) < self.front:
-                return None
-        crds = self.pending[0]
-        first = int(fast_native.first_at_least(crds[1].code, 1))
+        left, long = self.pending[0][:2]
+        if not len(left) or len(long) < self.front:
+            return None
+        if len(left) >= self.front and fast_native.first_at_least(left.code, 1):
+            return None  # a long piece with a flush: cut alone
+        first = int(fast_native.first_at_least(long.code, 1))
         if not first:
             return None
-        end = len(crds[0]) + first  # tokens of the joined prefix, in lock step
+        end = len(left) + first  # tokens of the joined prefix, in lock step
         streams, rest = [], []
         for left, long, *later in self.pending:
             k = end - len(left)

@@ -734,7 +734,7 @@ def test_an_accumulators_leftover_joins_only_the_next_pieces_first_reduction(mon
     from fuseflow.sim.engines import fast_chunked
 
     joined = []
-    leftover_joined = fast_chunked._AccumulatorRunner._leftover_joined
+    leftover_joined = fast_chunked._AccumulatorRunner._reduction_joined
 
     def recording(self):
         split = leftover_joined(self)
@@ -743,6 +743,6 @@ def test_an_accumulators_leftover_joins_only_the_next_pieces_first_reduction(mon
             joined.append(all(r and r[0].base.base is not None for r in rest))  # views
         return split
 
-    monkeypatch.setattr(fast_chunked._AccumulatorRunner, "_leftover_joined", recording)
+    monkeypatch.setattr(fast_chunked._AccumulatorRunner, "_reduction_joined", recording)
     simulate_both("spgemm", KERNELS["spgemm"].inputs(0.5, seed=1), chunk_tokens=4)
     assert joined and all(joined), joined
