@@ -227,3 +227,62 @@ def test_native_written_level_equals_numpy(sizes):
         np.testing.assert_array_equal(got.empty_by_parent, want.empty_by_parent)
         np.testing.assert_allclose(got.size_groups[0], want.size_groups[0], rtol=1e-12)
         np.testing.assert_array_equal(got.size_groups[1], want.size_groups[1])
+
+
+@pytest.mark.parametrize("sizes", [2, 40, 200])
+@pytest.mark.parametrize("grouped", [True, False])
+def test_accumulate_key_of_counts_and_factor_equals_the_histogram(sizes, grouped):
+    """A compiled kernel's accumulator reads a scan's histogram as its measured counts and
+    their factor (``rules.accumulate_key``): bit-identical to passing the histogram itself,
+    in the one-call path (up to ``SIZE_BINS`` sizes), the general one (more sizes) and with
+    sizes that do not add up; with the key groups known or not."""
+    for seed, scale_items in ((3, 1.0), (3, 1.0), (4, 1.5)):
+        args = list(_inputs(seed, sizes))
+        args[0] *= scale_items
+        _, data, size, level = args[7][0]
+        counts, factor = level.coords, args[0] / level.items
+        known = level if grouped else None
+        head = args[:7]
+        want = rules.accumulate_key(*head, counts * factor, 1.0, data, size, known,
+                                    rules.NodeMemo(), native)
+        got = rules.accumulate_key(*head, counts, factor, data, size, known,
+                                   rules.NodeMemo(), native)
+        assert _close(got, want, 0.0)
+        numpy = rules.accumulate(*head, ((counts * factor, data, size, known),))
+        assert _close(got, numpy, _rounding(500.0) * 500.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_node_sums_equal_numpy_bincounts(seed):
+    """``rules._node_sums`` with ``native`` (one compiled call) gives numpy's arrays exactly
+    (the weights added in numpy's order), with weights 0 and negative, groups beyond
+    ``groups`` and no nodes."""
+    rng = np.random.default_rng(seed)
+    for n, groups in ((0, 3), (1, 1), (2708, 37), (500, 64)):
+        base = rng.integers(0, groups + (seed % 2) * 3, n).astype(np.intp)
+        weights = rng.random(n) * 1e3
+        weights[rng.random(n) < 0.2] = 0.0
+        weights[rng.random(n) < 0.05] *= -1.0
+        want = rules._node_sums(weights, base, groups, None)
+        got = rules._node_sums(weights, base, groups, None, native)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("union", [False, True])
+def test_join_two_equals_join_counts(union):
+    """A compiled kernel's two-operand join (``rules.join_two``) gives ``rules.join_counts``'
+    numbers bit for bit: both histograms (one compiled call), one or none (the density
+    model), lengths that differ, no fibers."""
+    rng = np.random.default_rng(11 + union)
+    h = [rng.random(16) * 60.0, rng.random(16) * 60.0, rng.random(15) * 60.0]
+    for n in (40.0, 0.0):
+        for h1, h2 in ((h[0], h[1]), (h[0], None), (None, h[1]), (None, None), (h[0], h[2])):
+            p1, a1, p2, a2 = rng.random(4) * (1.0, 9.0, 1.0, 9.0)
+            args = (16.0, union, n)
+            arrays = ((h1, 300.0, 16.0), (h2, 250.0, 16.0))
+            got = rules.join_two(p1, a1, p2, a2, *args, *arrays[0], *arrays[1], native)
+            want = rules.join_counts(((p1, a1), (p2, a2)), *args, arrays, native)
+            assert got[:3] == want[:3]
+            assert (got[3] is None and want[3] is None) or np.array_equal(got[3], want[3])

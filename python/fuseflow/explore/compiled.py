@@ -54,28 +54,33 @@ class _Sym:
     ``groups``: what the equal entries of ``hist`` are known from (a name for
     :func:`rules.hist_groups`; None: not known), kept while ``hist`` is only scaled.
     ``scaled``: ``(coords, factor, total)`` names with ``hist = coords * factor if coords
-    is not None and total else None`` (a scan's histogram of measured counts), or None."""
+    is not None and total else None`` (a scan's histogram of measured counts), or None.
+    ``factored``: ``(base, factor)``, ``base`` a name or constant (None or an array) and
+    ``factor`` a name or float with ``hist`` equal to ``base * factor`` entry by entry (None
+    when ``base`` is), for accumulators, which read a few entries of it; or None."""
 
     __slots__ = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes", "obj",
-                 "groups", "scaled")
+                 "groups", "scaled", "factored")
     FIELDS = ("items", "nulls", "stops", "bare", "size", "nonzero", "hist", "sizes")
 
     def __init__(self, items, nulls=0.0, stops=0.0, bare=0.0, size=0.0, nonzero=1.0,
-                 hist=None, sizes=None, obj=None, groups=None, scaled=None):
+                 hist=None, sizes=None, obj=None, groups=None, scaled=None, factored=None):
         self.items, self.nulls, self.stops, self.bare = items, nulls, stops, bare
         self.size, self.nonzero, self.hist, self.sizes = size, nonzero, hist, sizes
         self.obj = obj          # a variable holding this level as a Level object, if built
         self.groups = groups
         self.scaled = scaled
+        self.factored = factored
 
     def with_(self, **changes) -> "_Sym":
         """A copy with ``changes``; a new ``hist`` drops the groups unless ``groups`` is
         given, and what it is scaled from."""
         groups = changes.pop("groups", None if "hist" in changes else self.groups)
         scaled = None if "hist" in changes else self.scaled
+        factored = None if "hist" in changes else self.factored
         fields = {name: getattr(self, name) for name in self.FIELDS}
         fields.update(changes)
-        return _Sym(**fields, groups=groups, scaled=scaled)
+        return _Sym(**fields, groups=groups, scaled=scaled, factored=factored)
 
 
 _NAME = re.compile(r"\b[vk]\d+\b")
@@ -174,9 +179,27 @@ class _Code:
         return self.let(f"{self.lit(a)} / {b} if {b} else 0.0")
 
     def max(self, *args):
+        """``max(*args)`` as comparisons (a call of the builtin costs several of them)."""
         if all(isinstance(a, float) for a in args):
             return max(args)
-        return self.let(f"max({', '.join(self.lit(a) for a in args)})")
+        return self.fold(args, ">")
+
+    def fold(self, args, op: str):
+        """``max(*args)`` (``op`` ``>``) or ``min(*args)`` (``<``) taken as the builtin
+        does, left to right, keeping the current value unless an argument compares
+        ``op`` to it (the same value, the same one of equal values); leading constants
+        folded."""
+        pick = max if op == ">" else min
+        args = list(args)
+        k = 0
+        while k < len(args) and isinstance(args[k], float):
+            k += 1
+        if k > 1:
+            args[:k] = [pick(args[:k])]
+        value = args[0]
+        for arg in args[1:]:
+            value = self.let(_pick(self.lit(value), self.lit(arg), op))
+        return value
 
     def tokens(self, level: _Sym):
         """``items + stops + 1`` (a stream's tokens)."""
@@ -202,6 +225,17 @@ class _Code:
         lines = [f"def {name}({args}):"] + ["    " + line for line in body]
         lines.append(f"    return ({', '.join(roots)},)")
         return "\n".join(lines)
+
+
+def _pick(current: str, arg: str, op: str) -> str:
+    """The expression of one step of ``max`` (``op`` ``>``) or ``min`` (``<``): ``arg``
+    if it compares ``op`` to ``current``, else ``current`` (both names or literals)."""
+    return f"{arg} if {arg} {op} {current} else {current}"
+
+
+def _min(a: str, b: str) -> str:
+    """``min(a, b)`` as an expression (``a``, ``b`` names or literals)."""
+    return f"({_pick(a, b, '<')})"
 
 
 class _Scratch:
@@ -240,6 +274,7 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
     code = _Code()
     ns = code.namespace
     ns.update(Level=Level, np=np, math=math, _Scratch=_Scratch, rules=rules, native=native,
+              accumulate_key=rules.accumulate_key, join_two=rules.join_two,
               LevelStats=LevelStats, TensorStats=TensorStats, dot=dot, weighted=weighted)
     ctx = rules.RuleContext([], list(graph.outputs))
     ns["ctx"] = ctx
@@ -374,11 +409,22 @@ def _cycles(code: _Code, graph, order, costs, steps_of, burst_of):
                 steps, interval = key
                 scaled = steps if interval == 1 else f"{steps} * {code.lit(float(interval))}"
                 parts.append(f"{scaled} + {code.lit(c)}" if c else scaled)
-        inner = parts[0] if len(parts) == 1 else f"max({', '.join(parts)})"
+        inner = parts[0] if len(parts) == 1 else \
+            code.fold([p if _is_name(p) else code.let(p) for p in parts], ">")
         for var, coeff in vec:
             inner = f"{inner} + {var}" if coeff == 1.0 else f"{inner} + {code.lit(coeff)} * {var}"
         outer.append(inner)
-    return code.let(outer[0] if len(outer) == 1 else f"max({', '.join(outer)})")
+    if len(outer) == 1:
+        return code.let(outer[0])
+    return code.fold([o if _is_name(o) else code.let(o) for o in outer], ">")
+
+
+def _is_name(text: str) -> bool:
+    """Whether ``text`` is a variable or a literal (not an expression)."""
+    return bool(_NAME.fullmatch(text)) or _LITERAL.fullmatch(text) is not None
+
+
+_LITERAL = re.compile(r"-?\d+\.\d*(e[-+]?\d+)?|-?\d+e[-+]?\d+|k\d+")
 
 
 def _level_obj(code: _Code, sym: _Sym) -> str:
@@ -430,7 +476,9 @@ def _emit(block: Block, ins, code: _Code, counters, written, formats, stats_leve
         return [signal[:-1] + (level,)], code.tokens(last), 1.0
     if kind == "array":
         refs = ins[0][-1]
-        nzf = code.let(f"{_input(code, formats, a['tensor'])}.nonzero_fraction")
+        stats = _input(code, formats, a['tensor'])
+        # TensorStats.nonzero_fraction, inline (a property call costs several statements)
+        nzf = code.div0(code.let(f"{stats}.nonzeros"), code.let(f"{stats}.values"))
         data = code.data(refs)
         counters["val_reads"] = data
         share = code.div0(data, refs.items)
@@ -463,8 +511,8 @@ def _emit(block: Block, ins, code: _Code, counters, written, formats, stats_leve
         steps = code.add(code.add(data, values.stops), 1.0)
         per_fiber = code.div0(data, code.max(code.sub(parent.items, code.own_empty(profile)),
                                              1.0))
-        z = code.let(f"-math.expm1({code.lit(per_fiber)} * math.log1p(-min("
-                     f"{code.lit(values.nonzero)}, 1.0 - 1e-12)))")
+        z = code.let(f"-math.expm1({code.lit(per_fiber)} * math.log1p(-"
+                     f"{_min(code.lit(values.nonzero), '0.999999999999')}))")
         if len(ins) > 1:
             level = parent.with_(nulls=0.0, nonzero=z, hist=None)
         else:
@@ -558,7 +606,10 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
         fmt = fmt_t.levels[index].format
         size = float(fmt_t.levels[index].size(fmt_t.shape))
         lv = stats_level(t, index)
-        mean, fraction = attr(lv, "mean"), attr(lv, "empty_fraction")
+        # LevelStats.mean and empty_fraction, inline
+        fibers = attr(lv, "fibers")
+        mean = code.div0(attr(lv, "items"), fibers)
+        fraction = code.div0(attr(lv, "empty"), fibers)
         if parent.hist is None:
             items, empty = code.mul(data, mean), code.mul(data, fraction)
         else:
@@ -580,7 +631,11 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
                 present, length = f"{base} is not None and {code.lit(total)}", base
                 sums = [f"    {items}, {empty} = weighted({lv}, {base})",
                         f"    {items}, {empty} = {factor} * {items}, {factor} * {empty}"]
-            known = code.let(f"{present} and {bp} is not None and len({length}) == len({bp})")
+            if isinstance(code.namespace.get(ph), np.ndarray):     # a constant histogram
+                known = code.let(f"{bp} is not None and {len(code.namespace[ph])} == len({bp})")
+            else:
+                known = code.let(f"{present} and {bp} is not None and "
+                                 f"len({length}) == len({bp})")
             code.block((items, empty), "\n".join([
                 f"if {known}:",
                 *sums,
@@ -589,13 +644,18 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
                 f"    {empty} = {code.lit(data)} * {fraction}"]))
             # A separate statement: dropped when nothing reads the fiber sizes.
             sizes = code.let(f"({ph}, {bp}, 1.0, {groups}) if {known} else None")
-    groups = scaled = None
+    groups = scaled = factored = None
     if fmt == "dense":
         if not size:
             hist = None
         else:
-            hist = code.const(np.full(int(size), data)) if isinstance(data, float) \
-                else code.let(f"np.full({int(size)}, {data})")
+            if isinstance(data, float):
+                hist = code.const(np.full(int(size), data))
+            else:
+                # np.full(size, data) as ones times data (1.0 · data is data), a cheaper call
+                ones = code.const(np.ones(int(size)))
+                hist = code.let(f"{ones} * {data}")
+                factored = (ones, data)
             groups = code.const(_one_group(int(size)))
     else:
         t = int(tensor)
@@ -604,11 +664,12 @@ def _emit_scan(block, ins, code: _Code, counters, formats, stats_level, attr):
         factor = code.let(f"{code.lit(items)} / {total} if {total} else 0.0")
         hist = code.let(f"{coords} * {factor} if {coords} is not None and {total} else None")
         scaled = (coords, factor, total)
+        factored = (code.let(f"{coords} if {total} else None"), factor)
         # Measured counts are grouped once per tensor (rules.hist_groups), estimated ones not.
         groups = code.let(f"{lv} if {_input(code, formats, t)}.measured else None")
     level = _Sym(code.add(items, parent.nulls), parent.nulls,
                  code.add(parent.items, parent.bare), code.add(empty, parent.bare), size, 1.0,
-                 hist, sizes, groups=groups, scaled=scaled)
+                 hist, sizes, groups=groups, scaled=scaled, factored=factored)
     if fmt != "dense":
         counters["crd_reads"] = items
         if fmt != "singleton":
@@ -684,13 +745,18 @@ def _emit_joiner(block, ins, code: _Code):
         else:
             each = code.let(f"{code.lit(data)} / {code.lit(nonempty)} "
                             f"if {code.lit(nonempty)} > 0 else 0.0")
-        operands.append(_tuple(code, (share, each)))
-    arrays = [_tuple(code, (last.hist, data, last.size)) for last, data in zip(lasts, datas)]
+        operands.append((share, each))
+    arrays = [(last.hist, data, last.size) for last, data in zip(lasts, datas)]
     pj, items, merged, hist = (code.fresh() for _ in range(4))
-    listed = "".join(o + ", " for o in operands), "".join(a + ", " for a in arrays)
-    code.block((pj, items, merged, hist),
-               f"{pj}, {items}, {merged}, {hist} = rules.join_counts(({listed[0]}), "
-               f"{code.lit(size)}, {union}, {code.lit(n)}, ({listed[1]}), native)")
+    if k == 2:                                  # the common case, without the tuples
+        args = ", ".join(code.lit(x) for x in (*operands[0], *operands[1], size, union, n,
+                                               *arrays[0], *arrays[1]))
+        call = f"join_two({args}, native)"
+    else:
+        listed = ["".join(_tuple(code, x) + ", " for x in xs) for xs in (operands, arrays)]
+        call = (f"rules.join_counts(({listed[0]}), {code.lit(size)}, {union}, {code.lit(n)}, "
+                f"({listed[1]}), native)")
+    code.block((pj, items, merged, hist), f"{pj}, {items}, {merged}, {hist} = {call}")
     sizes = None
     if not union and any(last.sizes is not None for last in lasts):
         pairs = [_tuple(code, (last.sizes, data)) for last, data in zip(lasts, datas)]
@@ -728,14 +794,22 @@ def _emit_spacc(block, ins, code: _Code, counters):
     counters["ops"] = code.data(values[-1])
     steps = code.tokens(values[-1])
     crds = [ins[j][-1] for j in range(n)]
-    arrays = [_tuple(code, (c.hist, code.data(c), c.size)
-                     + ((c.groups,) if c.groups is not None else ())) for c in crds]
     names = [code.fresh() for _ in range(4 * n)]
     args = ", ".join(code.lit(x) for x in (reduced.items, reduced.size, reduced.sizes,
                                            above.items, nonempty, draws, empty_below))
     memo = code.const(rules.NodeMemo())         # this accumulator's node-vector work
-    code.block(tuple(names), f"{', '.join(names)}, = rules.accumulate({args}, "
-                             f"({''.join(a + ', ' for a in arrays)}), {memo}, native)")
+    if n == 1:
+        # One key level: the histogram as the scan's counts and factor when it is one.
+        c = crds[0]
+        h, hscale = c.factored if c.factored is not None else (c.hist, 1.0)
+        code.block(tuple(names), f"{', '.join(names)} = accumulate_key({args}, "
+                                 f"{code.lit(h)}, {code.lit(hscale)}, {code.lit(code.data(c))}, "
+                                 f"{code.lit(c.size)}, {code.lit(c.groups)}, {memo}, native)")
+    else:
+        arrays = [_tuple(code, (c.hist, code.data(c), c.size)
+                         + ((c.groups,) if c.groups is not None else ())) for c in crds]
+        code.block(tuple(names), f"{', '.join(names)}, = rules.accumulate({args}, "
+                                 f"({''.join(a + ', ' for a in arrays)}), {memo}, native)")
     levels = []
     parent = above
     for j, crd in enumerate(crds):
@@ -750,12 +824,13 @@ def _emit_spacc(block, ins, code: _Code, counters):
     if isinstance(draws, float) and not draws:
         merged = z
     else:
-        merged = code.let(f"-math.expm1({code.lit(draws)} * math.log1p(-min({code.lit(z)}, "
-                          f"1.0 - 1e-12))) if {code.lit(draws)} else {code.lit(z)}")
+        merged = code.let(f"-math.expm1({code.lit(draws)} * math.log1p(-"
+                          f"{_min(code.lit(z), '0.999999999999')})) if {code.lit(draws)} "
+                          f"else {code.lit(z)}")
     head = values[:r]
     burst = code.max(code.div(code.tokens(levels[-1]), code.max(reduced.stops, 1.0)), 1.0)
     outs = [head + tuple(levels[:j + 1]) for j in range(n)]
-    final = levels[-1].with_(nonzero=code.let(f"min({code.lit(merged)}, 1.0)")
+    final = levels[-1].with_(nonzero=code.fold([merged, 1.0], "<")
                              if isinstance(merged, str) else min(merged, 1.0))
     outs.append(head + tuple(levels[:-1]) + (final,))
     return outs, steps, burst

@@ -179,22 +179,30 @@ class CostModel:
         def intern(fmt: TensorFormat) -> TensorFormat:
             return canonical.setdefault(fmt, fmt)
 
+        # Slots holding a kernel's result hold its TensorStats itself (no _Estimated
+        # wrapper per prediction); which slots they are is known here.
+        produced: set[int] = set()
         for op in entry.operations:
             op = op.operation
             if op.name == "sam.graph":
                 graph = load_graph(op)
                 graph.outputs = [intern(f) for f in graph.outputs]
                 args = [read(v, op) for v in op.operands]
-                # The last field holds the kernel's compiled program once it exists: the
+                formats = [intern(f) for f in input_formats(op)]
+                # Per input: its slot, format, whether a kernel's result, and the source
+                # and statistics bound last (a Measured source's are the same objects).
+                plan = [(a, f, a in produced, [None, None]) for a, f in zip(args, formats)]
+                results = _results(op, slot)
+                produced.update(results)
+                # The program field holds the kernel's compiled program once it exists: the
                 # inputs' formats equal the graph's, so it is the same at every prediction.
-                self._steps.append(("graph", graph, topological(graph),
-                                    [intern(f) for f in input_formats(op)], args,
-                                    _results(op, slot), [None], [None, None], [None, None]))
+                self._steps.append(("graph", graph, topological(graph), formats, plan,
+                                    results, [None], [None, None]))
             elif op.name in LAYOUT_OPS:
                 args = [read(list(op.operands)[0], op)]
                 fmt = intern(tensor_format(op.results[0].type))
                 self._steps.append(("layout", op, (fmt, DensityModel(fmt), layout_key(op)),
-                                    args, _results(op, slot), [None, None]))
+                                    args, _results(op, slot), [None, None], args[0] in produced))
             elif op.name not in ("func.return", "tensor.empty", "arith.constant"):
                 raise CostModelError(f"{op.location}: op '{op.name}' outside a sam.graph; the "
                                      "cost model needs a module lowered with fuseflow-to-dataflow")
@@ -213,41 +221,48 @@ class CostModel:
                                  f"got {len(inputs)}")
         env = values + [None] * (self._slots - len(values))
         kernels = []
+        costs = self._costs
         for step in self._steps:
             if step[0] == "graph":
-                _, graph, order, formats, args, results, program, last, bound = step
-                sources = [env[a] for a in args]
-                if bound[0] is not None and all(map(operator.is_, sources, bound[0])):
-                    stats = bound[1]        # the same Measured sources: their statistics
-                else:
-                    stats = [src.stats(fmt) for src, fmt in zip(sources, formats)]
-                    # Measured statistics are kept per format: the same objects next time.
-                    bound[0], bound[1] = ((sources, stats) if all(
-                        type(src) is Measured for src in sources) else (None, None))
+                _, graph, order, formats, plan, results, program, last = step
+                stats = []
+                for a, fmt, produced, bound in plan:
+                    src = env[a]
+                    if produced:                # a kernel's result: its statistics
+                        stats.append(src if src.fmt is fmt else src.convert(fmt))
+                    elif src is bound[0]:       # the same Measured source: its statistics
+                        stats.append(bound[1])
+                    else:
+                        known = src.stats(fmt)
+                        stats.append(known)
+                        # Measured statistics are kept per format: the same objects next time.
+                        bound[0], bound[1] = (src, known) if type(src) is Measured \
+                            else (None, None)
                 if reference:
-                    kernel = predict_graph(graph, stats, order=order, costs=self._costs,
+                    kernel = predict_graph(graph, stats, order=order, costs=costs,
                                            reference=True)
                 elif program[0] is not None:
                     if reuse and last[0] is not None and all(map(operator.is_, stats, last[0])):
                         kernel = last[1]
                     else:
-                        kernel = run_compiled(program[0], graph, stats, order, self._costs)
+                        kernel = run_compiled(program[0], graph, stats, order, costs)
                     last[0], last[1] = stats, kernel
                 else:       # walked until compiled (kernel.COMPILE_AFTER counts the walks)
-                    kernel = predict_graph(graph, stats, order=order, costs=self._costs)
+                    kernel = predict_graph(graph, stats, order=order, costs=costs)
                     if kernel._totals is not None:
-                        program[0] = ready_program(graph, self._costs, stats)
+                        program[0] = ready_program(graph, costs, stats)
                         last[0], last[1] = stats, kernel
                 kernels.append(kernel)
                 for r, out in zip(results, kernel.outputs):
-                    env[r] = _Estimated(out)
+                    env[r] = out
             else:
-                _, op, (fmt, model, derived), (a,), (r,), last = step
+                _, op, (fmt, model, derived), (a,), (r,), last, produced = step
                 src = env[a]
                 # An estimated source is a new wrapper per call: its statistics decide.
-                key = src.known if isinstance(src, _Estimated) else src
+                key = src if produced or not isinstance(src, _Estimated) else src.known
                 if not (reuse and not reference and last[0] is key):
-                    last[0], last[1] = key, layout_stats(op, fmt, src, model, derived)
+                    last[0], last[1] = key, layout_stats(
+                        op, fmt, _Estimated(src) if produced else src, model, derived)
                 env[r] = last[1]
         return Prediction(kernels)
 

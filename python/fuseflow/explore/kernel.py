@@ -83,10 +83,9 @@ def run_compiled(program: CompiledKernel, graph: BlockGraph, inputs: list[Tensor
                  order: list[Block] | None, costs: dict) -> KernelPrediction:
     """The prediction of ``program`` (:func:`compiled_program` of ``graph``) on ``inputs``
     (kept by the prediction: pass a list the caller does not change)."""
-    values = program._fn(inputs)
-    return KernelPrediction(
-        graph.name, None, inputs, values[-1], values=values, names=_TOTALS,
-        detail=lambda: predict_graph(graph, inputs, order=order, costs=costs, reference=True))
+    return KernelPrediction.compiled(
+        graph.name, inputs, program._fn(inputs), _TOTALS,
+        lambda: predict_graph(graph, inputs, order=order, costs=costs, reference=True))
 
 
 COMPILE_AFTER = 2

@@ -121,16 +121,18 @@ def _add_row(w, p, counts, ones, by_key, per_fiber, i):
 
 
 @njit(cache=True, nogil=True)
-def held_keys(weights, d, h, inv, first, counts, index, J, hist, per_fiber):
+def held_keys(weights, d, h, hscale, inv, first, counts, index, J, hist, per_fiber):
     """Fills ``hist`` and ``per_fiber`` (:func:`~fuseflow.explore.joins.held`) for the key
-    frequencies ``q = min(h · inv, 1)`` and returns the keys, ``Σ hist``. ``first``: the
+    frequencies ``q = min((h · hscale) · inv, 1)`` (``h · hscale`` the histogram, as a
+    scan's is its measured counts times a factor; ``hscale`` 1: ``h`` itself) and returns
+    the keys, ``Σ hist``. ``first``: the
     entry of ``h`` each distinct frequency is taken from (empty: every entry, no grouping),
     ``counts`` their multiplicities (empty: 1 each), ``index`` each key's group (empty: the
     keys are the groups)."""
     C = first.shape[0] if first.shape[0] else h.shape[0]
     q = np.empty(C)
     for c in range(C):
-        q[c] = min(h[first[c] if first.shape[0] else c] * inv, 1.0)
+        q[c] = min((h[first[c] if first.shape[0] else c] * hscale) * inv, 1.0)
     by_key = hist if index.shape[0] == 0 else np.empty(C)
     kept_sums(weights, d, q, counts, J, by_key, per_fiber)
     if index.shape[0] == 0:
@@ -162,7 +164,7 @@ def held(weights: np.ndarray, draws: np.ndarray, h: np.ndarray, inv: float,
     else:
         index = counts = first = _NONE
     hist = np.empty(len(index) if len(index) else len(h))
-    keys = held_keys(weights, draws, h, inv, first, counts, index, J, hist, per_fiber)
+    keys = held_keys(weights, draws, h, 1.0, inv, first, counts, index, J, hist, per_fiber)
     return hist, per_fiber, keys
 
 
@@ -212,8 +214,7 @@ def joined_hist(arrays, n_fibers: float, union: bool):
         if h1 is not None and h2 is not None:
             if len(h1) != len(h2):
                 return None
-            hist = np.empty(len(h1))
-            return (hist, *joined_counts((h1, h2), _NO_UNIFORM, n_fibers, union, hist))
+            return join_two(h1, h2, n_fibers, union)
     inv = 1.0 / n_fibers
     hists, uniform, length = [], [], None
     for h, data, size in arrays:
@@ -234,6 +235,15 @@ def joined_hist(arrays, n_fibers: float, union: bool):
 
 _NO_UNIFORM = np.zeros(2)
 """``uniform`` of two operands that both have histograms (not read)."""
+
+
+@njit(cache=True, nogil=True)
+def join_two(h1, h2, n_fibers, union):
+    """:func:`joined_counts` of two histograms of one length into a new histogram:
+    ``(hist, items, merged)``."""
+    hist = np.empty(h1.shape[0])
+    items, merged = joined_counts((h1, h2), _NO_UNIFORM, n_fibers, union, hist)
+    return hist, items, merged
 
 
 @njit(cache=True, nogil=True)
@@ -293,23 +303,50 @@ def key_counts(per_fiber, by_base, table, sizes, extended):
 
 
 @njit(cache=True, nogil=True)
-def accumulate_first(base, table, unique, scale, items, nonempty, h, inv, first, counts, index,
-                     J, by_base, empty_below, hist, groups, extended):
-    """An accumulator's first key level in one call (``rules.accumulate`` with its fiber
-    sizes in at most ``SIZE_BINS`` groups): :func:`size_weights`, :func:`held_keys` (into
-    ``hist``) and :func:`key_counts` (into ``groups`` and ``extended``) in turn. Returns
-    ``(found, keys, total, Σ weights · empty_below^size)``; ``found`` False: the sizes do
-    not add up (nothing else computed)."""
+def node_sums(weights, base, groups):
+    """``rules._node_sums`` in one call: ``(bincount(base, weights, minlength=groups),
+    keyed, bincount(keyed, weights, minlength=groups + 1))``, ``keyed = where(weights > 0,
+    base, groups)`` (the same lengths as numpy's, the weights added in the same order)."""
+    n = base.shape[0]
+    top, kept = groups, groups + 1
+    for i in range(n):
+        top = max(top, base[i] + 1)
+        if weights[i] > 0.0:
+            kept = max(kept, base[i] + 1)
+    grouped = np.zeros(top)
+    keyed = np.empty(n, dtype=np.intp)
+    by_key = np.zeros(kept)
+    for i in range(n):
+        grouped[base[i]] += weights[i]
+        keyed[i] = base[i] if weights[i] > 0.0 else groups
+        by_key[keyed[i]] += weights[i]
+    return grouped, keyed, by_key
+
+
+@njit(cache=True, nogil=True)
+def accumulate_key(base, table, unique, scale, items, nonempty, h, hscale, inv, first, counts,
+                   index, J, by_base, empty_below, mapped):
+    """An accumulator's first key level in one call (``rules.accumulate_key`` with its fiber
+    sizes in at most ``SIZE_BINS`` groups): :func:`size_weights`, :func:`held_keys` and
+    :func:`key_counts` in turn. Returns ``(found, keys, total, Σ weights ·
+    empty_below^size, hist, groups, extended)``, the last three new arrays (the key
+    histogram, one entry per key group of ``index``, or of ``h`` when ``index`` is empty;
+    the key sizes per size group and a last 0; ``table`` and that group, one entry more
+    when ``mapped``); ``found`` False: the sizes do not add up (nothing else computed, the
+    arrays empty)."""
     G = unique.shape[0]
     weights, sizes, per_fiber = np.empty(G), np.empty(G), np.empty(G)
     if not size_weights(base, table, unique, scale, items, nonempty, weights, sizes):
-        return False, 0.0, 0.0, 0.0
-    keys = held_keys(weights, sizes, h, inv, first, counts, index, J, hist, per_fiber)
+        return False, 0.0, 0.0, 0.0, np.empty(0), np.empty(0), np.empty(0, dtype=np.intp)
+    hist = np.empty(index.shape[0] if index.shape[0] else h.shape[0])
+    groups = np.empty(G + 1)
+    extended = np.empty(table.shape[0] + (1 if mapped else 0), dtype=np.intp)
+    keys = held_keys(weights, sizes, h, hscale, inv, first, counts, index, J, hist, per_fiber)
     total = key_counts(per_fiber, by_base, table, groups, extended)
     empty = 0.0
     for g in range(G):
         empty += weights[g] * empty_below ** sizes[g]
-    return True, keys, total, empty
+    return True, keys, total, empty, hist, groups, extended
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -347,3 +384,18 @@ def written_sizes(weights, unique, base, table, scale, per, items, empty, by_par
     for p in range(P):
         empty_by_parent[p] = 1.0 if by_parent[p] <= 0.0 else share
     return factor
+
+
+@njit(cache=True, nogil=True)
+def written_arrays(weights, unique, base, table, scale, per, items, empty, mapped):
+    """:func:`written_sizes` into new arrays: ``(factor, by_parent, empty_by_parent,
+    index, unique · factor)`` (``index`` empty unless ``mapped``; all empty when
+    ``factor`` is 0)."""
+    P = base.shape[0]
+    by_parent, empty_by_parent = np.empty(P), np.empty(P)
+    index = np.empty(P if mapped else 0, dtype=np.intp)
+    factor = written_sizes(weights, unique, base, table, scale, per, items, empty, by_parent,
+                           empty_by_parent, index)
+    if not factor:
+        return factor, np.empty(0), np.empty(0), np.empty(0, dtype=np.intp), np.empty(0)
+    return factor, by_parent, empty_by_parent, index, unique * factor

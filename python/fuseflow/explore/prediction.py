@@ -62,6 +62,19 @@ class KernelPrediction:
         self._names = names
         self._detail = detail
 
+    @classmethod
+    def compiled(cls, name: str, inputs: list["TensorStats"], values: tuple, names: tuple,
+                 detail) -> "KernelPrediction":
+        """The fast path's prediction: totals ``values`` of ``names`` (its last value the
+        results' statistics), blocks from ``detail()`` (the same as ``__init__`` with
+        ``blocks=None``, without the keyword handling: a small graph's prediction builds
+        one per kernel)."""
+        self = object.__new__(cls)
+        self.name, self.inputs, self.outputs = name, inputs, values[-1]
+        self._blocks = self._critical_path = self._dict = None
+        self._values, self._names, self._detail = values, names, detail
+        return self
+
     @property
     def _totals(self) -> dict | None:
         """The totals of the fast path (None for the reference walk)."""

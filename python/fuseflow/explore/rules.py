@@ -167,6 +167,22 @@ def join_counts(operands, size: float, union: bool, n_fibers: float, arrays, nat
     return pj, items if pj else 0.0, merged, hist
 
 
+def join_two(p1: float, a1: float, p2: float, a2: float, size: float, union: bool,
+             n_fibers: float, h1, data1: float, size1: float, h2, data2: float,
+             size2: float, native):
+    """:func:`join_counts` of two operands with ``native`` (a compiled kernel's joiner),
+    flat: both histograms of one length are one compiled call (``native.join_two``),
+    other cases :func:`join_counts` itself."""
+    if n_fibers and h1 is not None and h2 is not None and len(h1) == len(h2):
+        hist, items, merged = native.join_two(h1, h2, n_fibers, union)
+        # join_counts' product over the operands, two factors
+        pj = 1.0 - (1.0 - p1) * (1.0 - p2) if union else fold(((p1, a1), (p2, a2)), size,
+                                                               False)[0]
+        return pj, items if pj else 0.0, merged, hist
+    return join_counts(((p1, a1), (p2, a2)), size, union, n_fibers,
+                       ((h1, data1, size1), (h2, data2, size2)), native)
+
+
 def thin_sizes(operands, items: float):
     """The fiber sizes (:attr:`Level.sizes`) of an intersection: the first operand's that
     knows them (``(sizes, data)`` per operand), thinned uniformly to ``items``."""
@@ -311,11 +327,18 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
     hist, sizes)`` of each key level, flattened. ``memo``: the call site's
     :class:`NodeMemo` (None: nothing kept); ``native``: :mod:`fuseflow.explore.native` to do
     the array work in compiled calls (a compiled kernel's), or None (numpy)."""
-    if native is not None:
-        first = _first_native(items, size, sizes, above, nonempty, draws, empty_below, crds,
-                              memo, native)
-        if first is not None:
-            return first
+    if native is not None and len(crds) == 1:
+        h, data, crd_size, *known = crds[0]
+        return accumulate_key(items, size, sizes, above, nonempty, draws, empty_below, h, 1.0,
+                              data, crd_size, known[0] if known else None, memo, native)
+    return _accumulate(items, size, sizes, above, nonempty, draws, empty_below, crds, memo,
+                       native)
+
+
+def _accumulate(items: float, size: float, sizes, above: float, nonempty: float,
+                draws: float, empty_below: float, crds, memo: NodeMemo | None,
+                native) -> tuple:
+    """:func:`accumulate` without the one-call path of :func:`accumulate_key`."""
     weights, by_size, member = _fiber_sizes(sizes, items, nonempty, draws, memo, native)
     out = []
     space = 1.0
@@ -350,60 +373,59 @@ def accumulate(items: float, size: float, sizes, above: float, nonempty: float, 
     return tuple(out)
 
 
-def _first_native(items, size, sizes, above, nonempty, draws, empty_below, crds, memo,
-                  native):
-    """:func:`accumulate` of one key level with a histogram and known fiber sizes in at most
-    :data:`SIZE_BINS` groups (an aggregation over measured node degrees) in one compiled
-    call (``native.accumulate_first``), the node sums kept in ``memo``; None: another
-    case."""
-    if sizes is None or not items or len(crds) != 1:
-        return None
-    weights, _, scale, member = sizes
-    crd = crds[0]
-    h = crd[0]
-    if member is None or h is None:
-        return None
-    unique, index = member
-    coords = hist_groups(crd[3]) if len(crd) > 3 else None
-    n_unique = len(unique)
-    if n_unique > SIZE_BINS or (coords is None and h.size * n_unique > UNIQUE_ABOVE):
-        return None
-    if type(index) is NodeMap:
-        mapped, base, table = True, index.base, index.table
-        n_groups = len(table)
-    else:
-        mapped, base, table, n_groups = False, index, _NO_TABLE, n_unique
-    kept = memo.sums if memo is not None else None
-    if kept is not None and kept[0][0] is weights and kept[0][1] is base \
-            and kept[0][2] == n_groups:
-        grouped, keyed, by_key = kept[1]         # _node_sums' entry, checked inline
-    else:
-        grouped, keyed, by_key = _node_sums(weights, base, n_groups, memo)
-    if coords is not None:
-        index_c, counts, first = coords
-        hist = np.empty(len(index_c))
-    else:
-        index_c = counts = first = _NO_TABLE
-        hist = np.empty(len(h))
-    groups = np.empty(n_unique + 1)
-    extended = np.empty(len(table) + mapped, dtype=np.intp)
-    found, keys, total, empty = native.accumulate_first(
-        grouped, table, unique, scale, items, nonempty, h, 1.0 / items, first, counts,
-        index_c, float(size), by_key, empty_below, hist, groups, extended)
-    if not found:
-        return None
-    key_sizes = (weights, None, keys / total,
-                 (groups, NodeMap(keyed, extended) if mapped else keyed)) if total else None
-    return (keys, (above - nonempty) + (empty if empty_below or not draws else 0.0), hist,
-            key_sizes)
+def accumulate_key(items: float, size: float, sizes, above: float, nonempty: float,
+                   draws: float, empty_below: float, h, hscale: float, data: float,
+                   crd_size: float, known, memo: NodeMemo | None, native) -> tuple:
+    """:func:`accumulate` of one key level (``crds`` the single ``(h · hscale, data,
+    crd_size, known)``: a compiled kernel passes a scan's measured counts and their factor
+    without building the histogram, ``hscale`` 1 otherwise) with ``native``. With a
+    histogram and known fiber sizes in at most :data:`SIZE_BINS` groups (an aggregation
+    over measured node degrees) it is one compiled call (``native.accumulate_key``), the
+    node sums kept in ``memo``; other cases take :func:`accumulate`'s general path."""
+    if sizes is not None and items and h is not None and sizes[3] is not None:
+        weights, _, scale, (unique, index) = sizes
+        # hist_groups(known), inline
+        coords = known if known is None or type(known) is tuple \
+            else known.coord_groups or coord_groups(known)
+        n_unique = len(unique)
+        if n_unique <= SIZE_BINS and (coords is not None or h.size * n_unique <= UNIQUE_ABOVE):
+            if type(index) is NodeMap:
+                mapped, base, table = True, index.base, index.table
+                n_groups = len(table)
+            else:
+                mapped, base, table, n_groups = False, index, _NO_TABLE, n_unique
+            kept = memo.sums if memo is not None else None
+            if kept is not None and kept[0][0] is weights and kept[0][1] is base \
+                    and kept[0][2] == n_groups:
+                grouped, keyed, by_key = kept[1]         # _node_sums' entry, checked inline
+            else:
+                grouped, keyed, by_key = _node_sums(weights, base, n_groups, memo, native)
+            index_c, counts, first = coords if coords is not None else _NO_GROUPS
+            found, keys, total, empty, hist, groups, extended = native.accumulate_key(
+                grouped, table, unique, scale, items, nonempty, h, hscale, 1.0 / items, first,
+                counts, index_c, float(size), by_key, empty_below, mapped)
+            if found:
+                key_sizes = (weights, None, keys / total,
+                             (groups, NodeMap(keyed, extended) if mapped else keyed)) \
+                    if total else None
+                return (keys, (above - nonempty) + (empty if empty_below or not draws else 0.0),
+                        hist, key_sizes)
+    if h is not None and hscale != 1.0:
+        h = h * hscale
+    return _accumulate(items, size, sizes, above, nonempty, draws, empty_below,
+                       ((h, data, crd_size, known),), memo, native)
 
 
-def _node_sums(weights: np.ndarray, base: np.ndarray, groups: int, memo: NodeMemo | None):
-    """``(_grouped, *_keyed)`` of ``weights`` over ``base`` (kept in ``memo``)."""
+def _node_sums(weights: np.ndarray, base: np.ndarray, groups: int, memo: NodeMemo | None,
+               native=None):
+    """``(_grouped, *_keyed)`` of ``weights`` over ``base`` (kept in ``memo``; ``native``:
+    in one compiled call)."""
     key = (weights, base, groups)
     kept = _recall(memo, "sums", key)
     if kept is not None:
         return kept
+    if native is not None and len(base):        # (numpy's bincount of nothing is integral)
+        return _keep(memo, "sums", key, native.node_sums(weights, base, groups))
     return _keep(memo, "sums", key, (_grouped(weights, base, groups, None),
                                      *_keyed(weights, base, groups, None)))
 
@@ -535,6 +557,7 @@ SIZE_BINS = 64
 _BIN_EDGES = np.linspace(0.0, 1.0, SIZE_BINS + 1)[1:-1]
 _ZERO = np.zeros(1)
 _NO_TABLE = np.zeros(0, dtype=np.intp)
+_NO_GROUPS = (_NO_TABLE, _NO_TABLE, _NO_TABLE)
 
 
 def _fiber_sizes(known, items: float, nonempty: float, draws: float,
@@ -614,17 +637,15 @@ def written_level(refs: float, items: float, empty: float, size: int, hist, size
     weights, each, scale, groups = sizes
     if native is not None and each is None and groups is not None:
         unique, index = groups
-        mapped = isinstance(index, NodeMap)
-        by_parent, empty_by_parent = np.empty(parent_size), np.empty(parent_size)
-        resolved = np.empty(parent_size, dtype=np.intp) if mapped else index
-        factor = native.written_sizes(
+        mapped = type(index) is NodeMap
+        factor, by_parent, empty_by_parent, resolved, scaled = native.written_arrays(
             weights, unique, index.base if mapped else index,
             index.table if mapped else _NO_TABLE, scale, refs / parent_size, items, empty,
-            by_parent, empty_by_parent, resolved)
+            mapped)
         if not factor:
             return LevelStats(refs, items, empty, size, coords)
         return LevelStats(refs, items, empty, size, coords, by_parent, empty_by_parent,
-                          (unique * factor, resolved))
+                          (scaled, resolved if mapped else index))
     if groups is not None:
         unique, index = groups
         if isinstance(index, NodeMap):
