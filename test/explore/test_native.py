@@ -80,6 +80,34 @@ def test_kept_sums_of_fibers_that_cannot_miss_a_key_are_exact():
         assert per_fiber[-1] == pytest.approx(2.0)  # 10 or 9.5 of 10 hold the q = .5 key
 
 
+@pytest.mark.parametrize("J", [16.0, 2708.0])
+def test_kept_sums_product_equals_a_step_by_step_product(J):
+    """The product of integral sizes skips the ``rest >= 1`` test while every key passes it
+    and stops once none does: the same as multiplying every step with the test (the same
+    products; the sums over keys to their rounding), on keys all far below the population,
+    all held by every coordinate (q = 1) and mixed."""
+    rng = np.random.default_rng(int(J))
+    d = np.array([0.0, 1.0, 2.0, 5.0, 9.0, 16.0])
+    for q in (rng.random(40) * 0.3, np.ones(40), np.append(rng.random(39), 1.0)):
+        w = rng.random(len(d))
+        top = (J + 1.0) - q * J
+        want_key, want_fiber = np.zeros(len(q)), np.zeros(len(d))
+        p, step = np.ones(len(q)), 0
+        for i in range(len(d)):                 # d ascending
+            while step < d[i]:
+                step += 1
+                rest = top - step
+                p = np.where(rest >= 1.0, p * (rest * (1.0 / (J + 1.0 - step))), 0.0)
+            want_key += w[i] * (1.0 - p)
+            want_fiber[i] = (1.0 - p).sum()
+        by_key, per_fiber = np.empty(len(q)), np.empty(len(d))
+        native.kept_sums(w, d, q, np.zeros(0, dtype=np.intp), J, by_key, per_fiber)
+        np.testing.assert_allclose(by_key, want_key, rtol=1e-15, atol=0.0)
+        np.testing.assert_allclose(per_fiber, want_fiber, rtol=1e-15, atol=0.0)
+        if np.all(q == 1.0):                    # every nonempty fiber holds every key
+            assert per_fiber[0] == 0.0 and (per_fiber[1:] == len(q)).all()
+
+
 @pytest.mark.parametrize("grouping", ["coords", "unique", "plain"])
 @pytest.mark.parametrize("seed", range(6))
 def test_held_equals_joins_held(grouping, seed):

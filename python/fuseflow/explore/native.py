@@ -81,16 +81,30 @@ def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
         top[c] = (J + 1.0) - q[c] * J
     if integral and maxd <= PRODUCT_STEPS * D:
         # p[c]: the misses of fiber size `step` (0 where rest = top - size < 1, as joins).
+        # rest falls with the step: while the least top keeps it >= 1 no key needs the
+        # test (a loop without it, twice as fast); once the largest does not, every p is
+        # 0 from then on, as the loop would set it.
+        lo, hi = np.inf, -np.inf
+        for c in range(C):
+            lo, hi = min(lo, top[c]), max(hi, top[c])
         p = np.ones(C)
         step = 0
         for i in np.argsort(d):
             while step < d[i]:
                 step += 1
                 j = float(step)
+                if hi - j < 1.0:
+                    p[:] = 0.0
+                    step = int(maxd) + 1
+                    break
                 inv = 1.0 / (J + 1.0 - j)
-                for c in range(C):
-                    rest = top[c] - j
-                    p[c] = p[c] * (rest * inv) if rest >= 1.0 else 0.0
+                if lo - j >= 1.0:
+                    for c in range(C):
+                        p[c] = p[c] * ((top[c] - j) * inv)
+                else:
+                    for c in range(C):
+                        rest = top[c] - j
+                        p[c] = p[c] * (rest * inv) if rest >= 1.0 else 0.0
             _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
         return
     lg_top = np.empty(C)

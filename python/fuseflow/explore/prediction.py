@@ -48,6 +48,8 @@ class KernelPrediction:
     ``critical_path`` are then rebuilt by ``detail()`` (the reference walk) on first access.
     """
 
+    _blocks = _critical_path = _dict = None     # until set (:meth:`compiled` leaves them)
+
     def __init__(self, name: str, blocks: dict[str, BlockPrediction] | None,
                  inputs: list["TensorStats"], outputs: list["TensorStats"],
                  critical_path: list[str] | None = None, *, totals: dict | None = None,
@@ -69,9 +71,8 @@ class KernelPrediction:
         results' statistics), blocks from ``detail()`` (the same as ``__init__`` with
         ``blocks=None``, without the keyword handling: a small graph's prediction builds
         one per kernel)."""
-        self = object.__new__(cls)
+        self = object.__new__(cls)          # _blocks, _critical_path, _dict: None (class)
         self.name, self.inputs, self.outputs = name, inputs, values[-1]
-        self._blocks = self._critical_path = self._dict = None
         self._values, self._names, self._detail = values, names, detail
         return self
 

@@ -312,7 +312,7 @@ def dot(a: np.ndarray, b: np.ndarray) -> float:
     """The dot product of two vectors, computed in this thread: BLAS's own (single-threaded)
     product up to :data:`THREADED_DOT` elements, a pairwise sum of the products beyond."""
     if len(a) <= THREADED_DOT:
-        return float(a @ b)
+        return float(a.dot(b))      # BLAS's ddot as ``a @ b``, without the ufunc machinery
     return float(np.add.reduce(a * b))
 
 
