@@ -299,6 +299,24 @@ def test_node_sums_equal_numpy_bincounts(seed):
 
 
 @pytest.mark.parametrize("union", [False, True])
+@pytest.mark.parametrize("operands", [2, 3, 4])
+def test_joined_hist_of_histograms_throughout_is_one_call_of_the_general_one(union, operands):
+    """Operands that all have histograms (``native.join_all``, one compiled call) give what
+    the general path gives with every ``uniform`` unread, bit for bit; the numpy join to
+    rounding."""
+    rng = np.random.default_rng(operands + 10 * union)
+    n = 40.0
+    hists = [rng.random(16) * 60.0 for _ in range(operands)]
+    got = native.joined_hist([(h, 300.0, 16.0) for h in hists], n, union)
+    hist = np.empty(16)
+    want = native.joined_counts(tuple(hists), np.zeros(operands), n, union, hist)
+    assert np.array_equal(got[0], hist) and got[1:] == want
+    numpy = rules._joined_hist([(h, 300.0, 16.0) for h in hists], n, union)
+    np.testing.assert_allclose(got[0], numpy[0], rtol=1e-12)
+    assert got[1:] == pytest.approx(numpy[1:], rel=1e-12)
+
+
+@pytest.mark.parametrize("union", [False, True])
 def test_join_two_equals_join_counts(union):
     """A compiled kernel's two-operand join (``rules.join_two``) gives ``rules.join_counts``'
     numbers bit for bit: both histograms (one compiled call), one or none (the density
@@ -314,3 +332,20 @@ def test_join_two_equals_join_counts(union):
             want = rules.join_counts(((p1, a1), (p2, a2)), *args, arrays, native)
             assert got[:3] == want[:3]
             assert (got[3] is None and want[3] is None) or np.array_equal(got[3], want[3])
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_accumulate_key_of_the_mean_fiber_equals_the_general_path(grouped):
+    """Without known fiber sizes (``sizes`` None: fibers of the mean size) the key level is
+    one call of ``native.held_mean``: bit-identical to ``rules.accumulate``'s general path
+    with ``native``, for a histogram given as counts and a factor, empty fibers below or
+    not, and fibers of no items."""
+    args = list(_inputs(6, 20))
+    _, data, size, level = args[7][0]
+    counts, factor = level.coords, args[0] / level.items
+    known = level if grouped else None
+    for empty_below, draws in ((0.25, args[5]), (0.0, args[5]), (0.0, 0.0)):
+        head = (args[0], args[1], None, args[3], args[4], draws, empty_below)
+        got = rules.accumulate_key(*head, counts, factor, data, size, known, None, native)
+        want = rules._accumulate(*head, ((counts * factor, data, size, known),), None, native)
+        assert want[3] is None and _close(got, want, 0.0)

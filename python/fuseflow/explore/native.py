@@ -158,6 +158,18 @@ def held_keys(weights, d, h, hscale, inv, first, counts, index, J, hist, per_fib
     return keys
 
 
+@njit(cache=True, nogil=True)
+def held_mean(nonempty, draws, h, hscale, inv, first, counts, index, J):
+    """:func:`held` of ``nonempty`` fibers of ``draws`` items each, the histogram ``h ·
+    hscale`` (as :func:`held_keys`) and its groups given (``first`` empty: none), in one
+    call: ``(hist, keys)``."""
+    weights, d, per_fiber = np.empty(1), np.empty(1), np.empty(1)
+    weights[0], d[0] = nonempty, draws
+    hist = np.empty(index.shape[0] if index.shape[0] else h.shape[0])
+    keys = held_keys(weights, d, h, hscale, inv, first, counts, index, J, hist, per_fiber)
+    return hist, keys
+
+
 def held(weights: np.ndarray, draws: np.ndarray, h: np.ndarray, inv: float,
          population: float, groups: tuple | None) -> tuple[np.ndarray, np.ndarray, float]:
     """:func:`~fuseflow.explore.joins.held` of ``q = min(h · inv, 1)`` in one compiled call,
@@ -223,12 +235,14 @@ _EMPTY = np.zeros(0)
 def joined_hist(arrays, n_fibers: float, union: bool):
     """:func:`~fuseflow.explore.rules._joined_hist` in one compiled call: ``(hist, items,
     merged)``, or None when the operands' lengths differ."""
-    if len(arrays) == 2:                           # the common case, without the lists
-        (h1, data1, size1), (h2, data2, size2) = arrays
-        if h1 is not None and h2 is not None:
-            if len(h1) != len(h2):
-                return None
-            return join_two(h1, h2, n_fibers, union)
+    hists, length = [], None
+    for h, _, _ in arrays:                         # the common case: histograms throughout
+        if h is None or (length is not None and len(h) != length):
+            break
+        length = len(h)
+        hists.append(h)
+    else:
+        return join_all(tuple(hists), n_fibers, union)
     inv = 1.0 / n_fibers
     hists, uniform, length = [], [], None
     for h, data, size in arrays:
@@ -247,16 +261,12 @@ def joined_hist(arrays, n_fibers: float, union: bool):
     return (hist, *joined_counts(tuple(hists), np.array(uniform), n_fibers, union, hist))
 
 
-_NO_UNIFORM = np.zeros(2)
-"""``uniform`` of two operands that both have histograms (not read)."""
-
-
 @njit(cache=True, nogil=True)
-def join_two(h1, h2, n_fibers, union):
-    """:func:`joined_counts` of two histograms of one length into a new histogram:
-    ``(hist, items, merged)``."""
-    hist = np.empty(h1.shape[0])
-    items, merged = joined_counts((h1, h2), _NO_UNIFORM, n_fibers, union, hist)
+def join_all(hists, n_fibers, union):
+    """:func:`joined_counts` of operands that all have histograms, of one length (a
+    tuple), into a new histogram: ``(hist, items, merged)``."""
+    hist = np.empty(hists[0].shape[0])
+    items, merged = joined_counts(hists, np.zeros(len(hists)), n_fibers, union, hist)
     return hist, items, merged
 
 

@@ -171,10 +171,10 @@ def join_two(p1: float, a1: float, p2: float, a2: float, size: float, union: boo
              n_fibers: float, h1, data1: float, size1: float, h2, data2: float,
              size2: float, native):
     """:func:`join_counts` of two operands with ``native`` (a compiled kernel's joiner),
-    flat: both histograms of one length are one compiled call (``native.join_two``),
+    flat: both histograms of one length are one compiled call (``native.join_all``),
     other cases :func:`join_counts` itself."""
     if n_fibers and h1 is not None and h2 is not None and len(h1) == len(h2):
-        hist, items, merged = native.join_two(h1, h2, n_fibers, union)
+        hist, items, merged = native.join_all((h1, h2), n_fibers, union)
         # join_counts' product over the operands, two factors
         pj = 1.0 - (1.0 - p1) * (1.0 - p2) if union else fold(((p1, a1), (p2, a2)), size,
                                                                False)[0]
@@ -381,7 +381,8 @@ def accumulate_key(items: float, size: float, sizes, above: float, nonempty: flo
     without building the histogram, ``hscale`` 1 otherwise) with ``native``. With a
     histogram and known fiber sizes in at most :data:`SIZE_BINS` groups (an aggregation
     over measured node degrees) it is one compiled call (``native.accumulate_key``), the
-    node sums kept in ``memo``; other cases take :func:`accumulate`'s general path."""
+    node sums kept in ``memo``; without known sizes (fibers of the mean size) one call
+    of ``native.held_mean``; other cases take :func:`accumulate`'s general path."""
     if sizes is not None and items and h is not None and sizes[3] is not None:
         weights, _, scale, (unique, index) = sizes
         # hist_groups(known), inline
@@ -410,6 +411,20 @@ def accumulate_key(items: float, size: float, sizes, above: float, nonempty: flo
                     if total else None
                 return (keys, (above - nonempty) + (empty if empty_below or not draws else 0.0),
                         hist, key_sizes)
+    elif sizes is None and items and h is not None:
+        # Fibers of the mean size (_fiber_sizes without sizes) in one compiled call, the
+        # keys' groups known or too few keys to group (native.held's cases without
+        # np.unique).
+        coords = known if known is None or type(known) is tuple \
+            else known.coord_groups or coord_groups(known)
+        if coords is not None or h.size <= UNIQUE_ABOVE:
+            index_c, counts, first = coords if coords is not None else _NO_GROUPS
+            hist, keys = native.held_mean(nonempty, draws, h, hscale, 1.0 / items, first,
+                                          counts, index_c, float(size))
+            return (keys, (above - nonempty) + (dot(np.array([nonempty]), empty_below
+                                                    ** np.array([draws]))
+                                                if empty_below or not draws else 0.0),
+                    hist, None)
     if h is not None and hscale != 1.0:
         h = h * hscale
     return _accumulate(items, size, sizes, above, nonempty, draws, empty_below,
