@@ -89,7 +89,7 @@ def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
             lo, hi = min(lo, top[c]), max(hi, top[c])
         p = np.ones(C)
         step = 0
-        for i in np.argsort(d):
+        for i in _ascending(d):
             while step < d[i]:
                 step += 1
                 j = float(step)
@@ -120,6 +120,16 @@ def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
             rest = top[c] - d[i]
             p[c] = math.exp(lg_top[c] - log_gamma(rest) + row) if rest >= 1.0 else 0.0
         _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
+
+
+@njit(cache=True, nogil=True)
+def _ascending(d):
+    """``np.argsort(d)``; without sorting when ``d`` is strictly increasing (a level's
+    distinct sizes times a scale: the order is then the only one)."""
+    for i in range(1, d.shape[0]):
+        if not d[i - 1] < d[i]:
+            return np.argsort(d)
+    return np.arange(d.shape[0])
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc"})
@@ -349,7 +359,7 @@ def node_sums(weights, base, groups):
 
 @njit(cache=True, nogil=True)
 def accumulate_key(base, table, unique, scale, items, nonempty, h, hscale, inv, first, counts,
-                   index, J, by_base, empty_below, mapped):
+                   index, J, by_base, empty_below, mapped, need_empty):
     """An accumulator's first key level in one call (``rules.accumulate_key`` with its fiber
     sizes in at most ``SIZE_BINS`` groups): :func:`size_weights`, :func:`held_keys` and
     :func:`key_counts` in turn. Returns ``(found, keys, total, Σ weights ·
@@ -357,7 +367,8 @@ def accumulate_key(base, table, unique, scale, items, nonempty, h, hscale, inv, 
     histogram, one entry per key group of ``index``, or of ``h`` when ``index`` is empty;
     the key sizes per size group and a last 0; ``table`` and that group, one entry more
     when ``mapped``); ``found`` False: the sizes do not add up (nothing else computed, the
-    arrays empty)."""
+    arrays empty). The sum over ``empty_below^size`` is taken only if ``need_empty``
+    (else 0)."""
     G = unique.shape[0]
     weights, sizes, per_fiber = np.empty(G), np.empty(G), np.empty(G)
     if not size_weights(base, table, unique, scale, items, nonempty, weights, sizes):
@@ -368,8 +379,9 @@ def accumulate_key(base, table, unique, scale, items, nonempty, h, hscale, inv, 
     keys = held_keys(weights, sizes, h, hscale, inv, first, counts, index, J, hist, per_fiber)
     total = key_counts(per_fiber, by_base, table, groups, extended)
     empty = 0.0
-    for g in range(G):
-        empty += weights[g] * empty_below ** sizes[g]
+    if need_empty:                          # (rules.accumulate_key reads it or not)
+        for g in range(G):
+            empty += weights[g] * empty_below ** sizes[g]
     return True, keys, total, empty, hist, groups, extended
 
 

@@ -402,15 +402,15 @@ def accumulate_key(items: float, size: float, sizes, above: float, nonempty: flo
             else:
                 grouped, keyed, by_key = _node_sums(weights, base, n_groups, memo, native)
             index_c, counts, first = coords if coords is not None else _NO_GROUPS
+            need = bool(empty_below) or not draws
             found, keys, total, empty, hist, groups, extended = native.accumulate_key(
                 grouped, table, unique, scale, items, nonempty, h, hscale, 1.0 / items, first,
-                counts, index_c, float(size), by_key, empty_below, mapped)
+                counts, index_c, float(size), by_key, empty_below, mapped, need)
             if found:
                 key_sizes = (weights, None, keys / total,
                              (groups, NodeMap(keyed, extended) if mapped else keyed)) \
                     if total else None
-                return (keys, (above - nonempty) + (empty if empty_below or not draws else 0.0),
-                        hist, key_sizes)
+                return (keys, (above - nonempty) + (empty if need else 0.0), hist, key_sizes)
     elif sizes is None and items and h is not None:
         # Fibers of the mean size (_fiber_sizes without sizes) in one compiled call, the
         # keys' groups known or too few keys to group (native.held's cases without
