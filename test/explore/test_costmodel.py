@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fuseflow
-from fuseflow.explore import CostModelError, Density, TensorStats, predict, predict_graph
-from fuseflow.explore.kernel import topological
+from fuseflow.explore import (CostModel, CostModelError, Density, TensorStats, predict,
+                              predict_graph)
+from fuseflow.explore.kernel import COMPILE_AFTER, topological
 from fuseflow.kernels import KERNELS
 from fuseflow.sim.engines import run
 from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
@@ -171,6 +172,24 @@ def test_density_inputs_and_errors():
         predict(compiled, Density(0.5))
     with pytest.raises(CostModelError, match="valid: a torch tensor"):
         predict(compiled, "A", Density(1.0))
+
+
+def test_compiled_predictions_detail_their_own_inputs():
+    """Tests that a compiled kernel's blocks, walked when first read (one detail function per
+    kernel of a CostModel), are the reference walk's on the inputs of that prediction."""
+    kernel, compiled = _compile("spmm")
+    model = CostModel(compiled)
+    for _ in range(COMPILE_AFTER + 1):
+        model.predict(Density(0.5), Density(1.0))
+    fast = [model.predict(Density(d), Density(1.0), reuse=False) for d in (0.2, 0.7)]
+    for pred, density in zip(fast, (0.2, 0.7)):
+        assert pred.kernels[0]._values is not None          # the compiled path's
+        want = model.predict(Density(density), Density(1.0), reference=True).kernels[0]
+        got = pred.kernels[0]
+        assert {n: (b.tokens_out, b.cycles) for n, b in got.blocks.items()} == \
+            {n: (b.tokens_out, b.cycles) for n, b in want.blocks.items()}
+        assert got.critical_path == want.critical_path
+    assert fast[0].kernels[0].blocks != fast[1].kernels[0].blocks
 
 
 def test_accumulator_averages_over_measured_fiber_sizes(monkeypatch):

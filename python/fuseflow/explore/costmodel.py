@@ -21,14 +21,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
+from fuseflow.explore.compiled import _TOTALS
 from fuseflow.explore.kernel import (
     cost_table,
+    detail_walk,
     predict_graph,
     ready_program,
-    run_compiled,
     topological,
 )
-from fuseflow.explore.prediction import Prediction
+from fuseflow.explore.prediction import KernelPrediction, Prediction
 from fuseflow.explore.stats import DensityModel, TensorStats
 from fuseflow.layout import LAYOUT_OPS, apply
 from fuseflow.sim.arch import Arch
@@ -194,10 +195,11 @@ class CostModel:
                 plan = [(a, f, a in produced, [None, None]) for a, f in zip(args, formats)]
                 results = _results(op, slot)
                 produced.update(results)
-                # The program field holds the kernel's compiled program once it exists: the
-                # inputs' formats equal the graph's, so it is the same at every prediction.
+                # The program field holds the kernel's compiled program once it exists (the
+                # inputs' formats equal the graph's, so it is the same at every prediction),
+                # its function and the reference walk of its blocks (detail_walk).
                 self._steps.append(("graph", graph, topological(graph), formats, plan,
-                                    results, [None], [None, None]))
+                                    results, [None, None, None], [None, None]))
             elif op.name in LAYOUT_OPS:
                 args = [read(list(op.operands)[0], op)]
                 fmt = intern(tensor_format(op.results[0].type))
@@ -222,6 +224,7 @@ class CostModel:
         env = values + [None] * (self._slots - len(values))
         kernels = []
         costs = self._costs
+        compiled = KernelPrediction.compiled
         for step in self._steps:
             if step[0] == "graph":
                 _, graph, order, formats, plan, results, program, last = step
@@ -245,12 +248,16 @@ class CostModel:
                     if reuse and last[0] is not None and all(map(operator.is_, stats, last[0])):
                         kernel = last[1]
                     else:
-                        kernel = run_compiled(program[0], graph, stats, order, costs)
+                        # kernel.run_compiled, its function and detail made once
+                        kernel = compiled(graph.name, stats, program[1](stats), _TOTALS,
+                                          program[2])
                     last[0], last[1] = stats, kernel
                 else:       # walked until compiled (kernel.COMPILE_AFTER counts the walks)
                     kernel = predict_graph(graph, stats, order=order, costs=costs)
                     if kernel._totals is not None:
-                        program[0] = ready_program(graph, costs, stats)
+                        ready = ready_program(graph, costs, stats)
+                        if ready is not None:
+                            program[:] = ready, ready._fn, detail_walk(graph, order, costs)
                         last[0], last[1] = stats, kernel
                 kernels.append(kernel)
                 for r, out in zip(results, kernel.outputs):

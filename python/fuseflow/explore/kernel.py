@@ -83,9 +83,16 @@ def run_compiled(program: CompiledKernel, graph: BlockGraph, inputs: list[Tensor
                  order: list[Block] | None, costs: dict) -> KernelPrediction:
     """The prediction of ``program`` (:func:`compiled_program` of ``graph``) on ``inputs``
     (kept by the prediction: pass a list the caller does not change)."""
-    return KernelPrediction.compiled(
-        graph.name, inputs, program._fn(inputs), _TOTALS,
-        lambda: predict_graph(graph, inputs, order=order, costs=costs, reference=True))
+    return KernelPrediction.compiled(graph.name, inputs, program._fn(inputs), _TOTALS,
+                                     detail_walk(graph, order, costs))
+
+
+def detail_walk(graph: BlockGraph, order: list[Block] | None, costs: dict):
+    """The reference walk of ``graph`` as a function of its inputs: a compiled kernel's
+    per-block predictions, computed when first read (one function per kernel, made once
+    by a caller that predicts the kernel many times)."""
+    return lambda inputs: predict_graph(graph, inputs, order=order, costs=costs,
+                                        reference=True)
 
 
 COMPILE_AFTER = 2

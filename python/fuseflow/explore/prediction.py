@@ -45,7 +45,8 @@ class KernelPrediction:
     its inputs and of its results, and totals.
 
     The fast path (:mod:`~fuseflow.explore.compiled`) gives ``totals`` only; ``blocks`` and
-    ``critical_path`` are then rebuilt by ``detail()`` (the reference walk) on first access.
+    ``critical_path`` are then rebuilt by ``detail(inputs)`` (the reference walk) on first
+    access.
     """
 
     _blocks = _critical_path = _dict = None     # until set (:meth:`compiled` leaves them)
@@ -68,9 +69,9 @@ class KernelPrediction:
     def compiled(cls, name: str, inputs: list["TensorStats"], values: tuple, names: tuple,
                  detail) -> "KernelPrediction":
         """The fast path's prediction: totals ``values`` of ``names`` (its last value the
-        results' statistics), blocks from ``detail()`` (the same as ``__init__`` with
+        results' statistics), blocks from ``detail(inputs)`` (the same as ``__init__`` with
         ``blocks=None``, without the keyword handling: a small graph's prediction builds
-        one per kernel)."""
+        one per kernel; ``detail`` is one function per kernel, not one per prediction)."""
         self = object.__new__(cls)          # _blocks, _critical_path, _dict: None (class)
         self.name, self.inputs, self.outputs = name, inputs, values[-1]
         self._values, self._names, self._detail = values, names, detail
@@ -85,7 +86,7 @@ class KernelPrediction:
 
     def _materialize(self) -> None:
         if self._blocks is None:
-            full = self._detail()
+            full = self._detail(self.inputs)
             self._blocks, self._critical_path = full.blocks, full.critical_path
 
     @property
