@@ -559,3 +559,66 @@ def test_a_host_layout_op_is_keyed_by_what_it_computes():
     slices = [op for op in ops if op.name == "tensor.extract_slice"]
     assert len(slices) >= 2 and len({layout_key(op) for op in slices}) == len(
         {str(op.attributes["static_offsets"]) for op in slices}) > 1
+
+
+def _steps_inlined_and_plain(compiled, inputs):
+    """Per compiled kernel of ``compiled`` predicted on ``inputs``: the result of its
+    function and of the same kernel compiled without inlining single-use variables."""
+    from fuseflow.explore import CostModel, Measured
+    from fuseflow.explore.compiled import CompiledKernel
+    from fuseflow.explore.kernel import COMPILE_AFTER
+
+    model = CostModel(compiled)
+    measured = [Measured(FiberTree.from_torch(t.detach())) for t in inputs]
+    for _ in range(COMPILE_AFTER + 1):
+        model.predict(*measured)
+    pairs = []
+    for step in model._steps:
+        if step[0] != "graph" or step[6][0] is None:
+            continue
+        program, stats = step[6][0], step[7][0]
+        plain = CompiledKernel(step[1], step[2], model._costs, program.formats, inline=False)
+        assert len(program.source) <= len(plain.source)
+        pairs.append((program.source != plain.source, program.run(stats), plain.run(stats)))
+    return pairs
+
+
+def _assert_inlined_same(cases):
+    """Every compiled kernel of ``cases`` (``(compiled, inputs)``) returns the same bits
+    inlined and plain, and inlining changed some kernel's text."""
+    import pickle
+
+    changed = 0
+    for compiled, inputs in cases:
+        for differs, inlined, plain in _steps_inlined_and_plain(compiled, inputs):
+            changed += differs
+            assert pickle.dumps(inlined) == pickle.dumps(plain)
+    assert changed > 0
+
+
+@pytest.mark.parametrize("app", ["sae", "gcn", "graphsage"])
+def test_inlined_kernels_compute_the_plain_kernels_bit_for_bit(app):
+    """Tests that writing single-use variables into their one use (CompiledKernel's
+    default) changes no bit of any total or result statistic of the applications' kernels
+    (every fusion)."""
+    from fuseflow.apps import APPLICATIONS
+
+    application = APPLICATIONS[app]
+    model, inputs = application.build("tiny")
+    plan = application.plan(model)
+    _assert_inlined_same([(fuseflow.compile(model, inputs, fuseflow.Schedule(fusion=fusion),
+                                            plan=plan), inputs)
+                          for fusion in plan.fusion_groups])
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_inlined_kernels_compute_the_plain_kernels_bit_for_bit_on_random_inputs(name):
+    """Tests the same on the built-in kernels, random inputs of two sparsities."""
+    kernel = KERNELS[name]
+    cases = []
+    for sparsity, seed, empty_rows in ((0.6, 11, False), (0.93, 12, True)):
+        inputs = kernel.inputs(sparsity, seed=seed, scale=2, empty_rows=empty_rows)
+        cases.append((fuseflow.compile(kernel.module(), inputs,
+                                       fuseflow.Schedule(formats=dict(kernel.declared))),
+                      inputs))
+    _assert_inlined_same(cases)

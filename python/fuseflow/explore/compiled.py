@@ -96,6 +96,7 @@ class _Code:
         self._count = 0
         self._consts: dict = {}
         self._exprs: dict[str, str] = {}
+        self._lets: dict[str, str] = {}        # variable -> expression, of let()
 
     def fresh(self) -> str:
         self._count += 1
@@ -128,6 +129,7 @@ class _Code:
         if name is None:
             name = self._exprs[expr] = self.fresh()
             self.stmts.append(((name,), f"{name} = {expr}"))
+            self._lets[name] = expr
         return name
 
     def block(self, targets: tuple[str, ...], code: str) -> None:
@@ -213,18 +215,59 @@ class _Code:
             return 0.0
         return self.max(self.sub(profile[-1].bare, profile[-2].bare), 0.0)
 
-    def source(self, roots: list[str], name: str = "kernel", args: str = "stats") -> str:
-        """The function's text: only the statements ``roots`` depend on."""
+    def source(self, roots: list[str], name: str = "kernel", args: str = "stats",
+               inline: bool = True) -> str:
+        """The function's text: only the statements ``roots`` depend on (single-use
+        variables written into their use: :meth:`_inline`, unless ``inline`` is False)."""
         needed = set(roots)
         kept = []
         for targets, code in reversed(self.stmts):
             if any(t in needed for t in targets):
                 kept.append(code)
                 needed.update(set(_NAME.findall(code)) - set(targets))
-        body = "\n".join(kept[::-1]).split("\n")
+        kept.reverse()
+        body = "\n".join(self._inline(kept, roots) if inline else kept).split("\n")
         lines = [f"def {name}({args}):"] + ["    " + line for line in body]
         lines.append(f"    return ({', '.join(roots)},)")
         return "\n".join(lines)
+
+
+    def _inline(self, kept: list[str], roots: list[str]) -> list[str]:
+        """``kept`` with each :meth:`let` variable that one later :meth:`let` expression
+        reads and nothing else does written into that expression, in parentheses (the
+        same operations on the same values, two bytecodes fewer: expressions are pure,
+        and variables assigned once are the same wherever they are read)."""
+        lets = self._lets
+        in_lets: dict[str, int] = {}
+        elsewhere = set(roots)
+        assigned: dict[str, int] = {}
+        for code in kept:
+            target = code.split(" = ", 1)[0]
+            if lets.get(target) is not None and code == f"{target} = {lets[target]}":
+                for n in _NAME.findall(lets[target]):
+                    in_lets[n] = in_lets.get(n, 0) + 1
+                assigned[target] = assigned.get(target, 0) + 1
+            else:
+                for n in _NAME.findall(code):
+                    elsewhere.add(n)
+                for n in {n for line in code.split("\n") if " = " in line
+                          for n in _NAME.findall(line.split(" = ", 1)[0])}:
+                    assigned[n] = assigned.get(n, 0) + 1       # statements assigning n
+        inlined: dict[str, str] = {}
+        out = []
+        for code in kept:
+            target = code.split(" = ", 1)[0]
+            if lets.get(target) is None or code != f"{target} = {lets[target]}":
+                out.append(code)
+                continue
+            expr = _NAME.sub(lambda m: inlined.get(m.group(0), m.group(0)), lets[target])
+            if in_lets.get(target) == 1 and target not in elsewhere \
+                    and assigned[target] == 1 and all(
+                        assigned.get(n, 1) == 1 for n in _NAME.findall(expr)):
+                inlined[target] = f"({expr})"
+            else:
+                out.append(f"{target} = {expr}")
+        return out
 
 
 def _pick(current: str, arg: str, op: str) -> str:
@@ -254,9 +297,10 @@ class CompiledKernel:
     :meth:`KernelPrediction.summary` (without the derived byte totals), outputs the
     statistics of the graph's results."""
 
-    def __init__(self, graph: BlockGraph, order: list[Block], costs: dict, formats: list):
+    def __init__(self, graph: BlockGraph, order: list[Block], costs: dict, formats: list,
+                 inline: bool = True):
         self.formats = formats
-        self.source, namespace = _compile(graph, order, costs, formats)
+        self.source, namespace = _compile(graph, order, costs, formats, inline)
         exec(compile(self.source, f"<cost model of {graph.name}>", "exec"), namespace)
         self._fn = namespace["kernel"]
         self.graph = graph
@@ -268,7 +312,8 @@ class CompiledKernel:
 _TOTALS = ("cycles", "tokens", "steps") + COUNTERS + ("buffer_bytes",)
 
 
-def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
+def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list,
+             inline: bool = True):
     from fuseflow.explore import native     # numba: loaded by the first compiled kernel
 
     code = _Code()
@@ -327,7 +372,7 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list):
     roots = [code.lit(r) for r in roots]
     outputs = [_written(code, graph, written, r) for r in range(len(graph.outputs))]
     roots.append(code.let(f"[{', '.join(outputs)}]") if outputs else "[]")
-    return code.source(roots), ns
+    return code.source(roots, inline=inline), ns
 
 
 def _sum(code: _Code, terms: list):
