@@ -216,9 +216,11 @@ class _Code:
         return self.max(self.sub(profile[-1].bare, profile[-2].bare), 0.0)
 
     def source(self, roots: list[str], name: str = "kernel", args: str = "stats",
-               inline: bool = True) -> str:
+               inline: bool = True, inputs: list[str] = ()) -> str:
         """The function's text: only the statements ``roots`` depend on (single-use
-        variables written into their use: :meth:`_inline`, unless ``inline`` is False)."""
+        variables written into their use: :meth:`_inline`, unless ``inline`` is False).
+        ``inputs``: the variables of ``args[0]``, ``args[1]``, ... (every element), read by
+        one unpacking when ``inline`` and two or more are used."""
         needed = set(roots)
         kept = []
         for targets, code in reversed(self.stmts):
@@ -226,13 +228,18 @@ class _Code:
                 kept.append(code)
                 needed.update(set(_NAME.findall(code)) - set(targets))
         kept.reverse()
-        body = "\n".join(self._inline(kept, roots) if inline else kept).split("\n")
+        if inline:
+            kept = self._inline(kept, roots, set(inputs))
+            loads = [f"{v} = {args}[{i}]" for i, v in enumerate(inputs)]
+            used = [v if line in kept else "_" for v, line in zip(inputs, loads)]
+            if len(used) - used.count("_") >= 2:
+                kept = [f"{', '.join(used)} = {args}"] + [c for c in kept if c not in loads]
+        body = "\n".join(kept).split("\n")
         lines = [f"def {name}({args}):"] + ["    " + line for line in body]
         lines.append(f"    return ({', '.join(roots)},)")
         return "\n".join(lines)
 
-
-    def _inline(self, kept: list[str], roots: list[str]) -> list[str]:
+    def _inline(self, kept: list[str], roots: list[str], keep: set) -> list[str]:
         """``kept`` with each :meth:`let` variable that one later :meth:`let` expression
         reads and nothing else does written into that expression, in parentheses (the
         same operations on the same values, two bytecodes fewer: expressions are pure,
@@ -261,7 +268,7 @@ class _Code:
                 out.append(code)
                 continue
             expr = _NAME.sub(lambda m: inlined.get(m.group(0), m.group(0)), lets[target])
-            if in_lets.get(target) == 1 and target not in elsewhere \
+            if in_lets.get(target) == 1 and target not in elsewhere and target not in keep \
                     and assigned[target] == 1 and all(
                         assigned.get(n, 1) == 1 for n in _NAME.findall(expr)):
                 inlined[target] = f"({expr})"
@@ -372,7 +379,7 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list,
     roots = [code.lit(r) for r in roots]
     outputs = [_written(code, graph, written, r) for r in range(len(graph.outputs))]
     roots.append(code.let(f"[{', '.join(outputs)}]") if outputs else "[]")
-    return code.source(roots, inline=inline), ns
+    return code.source(roots, inline=inline, inputs=input_stats), ns
 
 
 def _sum(code: _Code, terms: list):
