@@ -512,6 +512,24 @@ def fiber_sums(code, vals, compact, out, seen):
     g = 0
     j = 0
     size = out.shape[1]
+    if size == 1:  # scalars: the sum in a register (a chain of additions, not of stores)
+        acc = np.float32(0.0)
+        held = 0
+        for t in range(len(code)):
+            k = code[t]
+            if k == DATA:
+                acc += np.float32(vals[j if compact else t, 0])
+                held = 1
+                j += 1
+            elif k >= 0:
+                out[g, 0] = acc
+                seen[g] = held
+                acc = np.float32(0.0)
+                held = 0
+                g += 1
+        out[g, 0] = acc
+        seen[g] = held
+        return
     for t in range(len(code)):
         k = code[t]
         if k == DATA:

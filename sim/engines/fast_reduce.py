@@ -197,15 +197,13 @@ def _emit(code: np.ndarray, sidx: np.ndarray, results: np.ndarray, fiber: np.nda
     before their outer closing stop was read (``early``: a mask over the stops, their stamps)."""
     levels = code[sidx]
     per_stop = fiber.astype(np.int64) + (levels > 0)
-    emits = np.zeros(len(code), np.int64)
-    emits[sidx] = per_stop
-    emits[-1] = 1  # D
-    first = np.cumsum(emits) - emits
-    total = int(first[-1]) + 1
+    at = np.cumsum(per_stop) - per_stop  # each stop's first output (only stops and D emit)
+    total = int(at[-1] + per_stop[-1]) + 1 if len(sidx) else 1
     out_code = np.empty(total, dtype=CODE_DTYPE)
     out_data = np.zeros((total,) + results.shape[1:], dtype=f32)
-    out_time = np.repeat(stamps, emits)
-    at = first[sidx]
+    out_time = np.empty(total, dtype=stamps.dtype)
+    out_time[:-1] = np.repeat(stamps[sidx], per_stop)
+    out_time[-1] = stamps[-1]  # D
     out_code[at[fiber]] = DATA
     out_data[at[fiber]] = results[fiber]
     higher = levels > 0
