@@ -166,12 +166,13 @@ def _reduce(ctx, streams, avail):
         return _prefixes(streams, [_last_stop(streams[0].code, avail[0])])
     if len(streams) != 2:
         return None
-    stops = np.flatnonzero(streams[0].code[:avail[0]] >= 0)
     heads, closes = outer_units(streams[1].code[:avail[1]])
     # a coordinate's unit is complete once the token after it is known
     complete = len(heads) - (1 if len(heads) and heads[-1] == avail[1] - 1
                              and _owner(int(streams[1].code[heads[-1]])) else 0)
-    q = min(len(stops), complete)
+    # the value stops the complete units pair with, read no further than the last of them
+    stops = np.empty(max(complete, 0), np.int64)
+    q = int(fast_native.stop_positions(streams[0].code, avail[0], stops))
     fiber = (streams[1].code[heads[:q]] == DATA) | (streams[1].code[heads[:q]] == EMPTY_CODE)
     wrong = np.flatnonzero(fiber & (closes[:q] != (streams[0].code[stops[:q]] > 0)))
     if len(wrong):

@@ -631,6 +631,44 @@ def last_at_least(code, k, low):
 
 
 @njit(cache=True, nogil=True)
+def unit_heads_closes(code, heads, closes):
+    """The units of a stream walked unit by unit (a data or ``N`` token with the stop after it,
+    which it absorbs, or a bare stop or ``D``): each unit's head index into ``heads`` and
+    whether it absorbs a stop into ``closes`` (both at least ``len(code)`` long); returns the
+    number of units."""
+    u = 0
+    owner = False  # the previous token owns a fiber
+    for i in range(len(code)):
+        c = code[i]
+        if owner and c >= 0:
+            closes[u - 1] = True
+        else:
+            heads[u] = i
+            closes[u] = False
+            u += 1
+        owner = (c == DATA) | (c == EMPTY)
+    return u
+
+
+@njit(cache=True, nogil=True)
+def stop_positions(code, n, out):
+    """The indices of the first ``len(out)`` stops (``code[i] >= 0``) among the first ``n``
+    entries of ``code``, into ``out``, read forwards and no further than the last one needed;
+    returns how many were found."""
+    k = 0
+    m = len(out)
+    if m == 0:
+        return 0
+    for i in range(min(n, len(code))):
+        if code[i] >= 0:
+            out[k] = i
+            k += 1
+            if k == m:
+                break
+    return k
+
+
+@njit(cache=True, nogil=True)
 def first_at_least(code, low):
     """One past the first index ``i`` with ``code[i] >= low``, or 0 (read forwards)."""
     for i in range(len(code)):

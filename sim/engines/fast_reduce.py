@@ -157,14 +157,10 @@ def outer_units(code: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     unit's head, and whether the head is a coordinate (or ``N``) followed by a stop, which the
     unit holds too (a coordinate's unit reads its closing stop only under a stop ``S_k`` with
     ``k > 0``; see :func:`reduce`)."""
-    owner = (code == DATA) | (code == EMPTY_CODE)
-    absorbed = np.zeros(len(code), dtype=bool)
-    absorbed[1:] = owner[:-1] & (code[1:] >= 0)
-    heads = np.flatnonzero(~absorbed)
-    closes = np.zeros(len(heads), dtype=bool)
-    inner = heads + 1 < len(code)
-    closes[inner] = absorbed[heads[inner] + 1]
-    return heads, closes
+    heads = np.empty(len(code), np.int64)
+    closes = np.empty(len(code), dtype=bool)
+    units = int(fast_native.unit_heads_closes(code, heads, closes))  # one compiled pass
+    return heads[:units], closes[:units]
 
 
 def _outer_units(o: Stream, levels: np.ndarray, seen: np.ndarray):

@@ -418,3 +418,27 @@ def test_binary_values_are_numpys_and_check_the_codes(data, op):
         want = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](xa, xb)
     assert got == int((ca == -1).sum())
     assert out.tobytes() == want.tobytes()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([-3, -2, -1, -1, 0, 1, 2]), max_size=30), st.integers(0, 35),
+       st.integers(0, 12))
+def test_stop_positions_are_the_first_stops_within_the_prefix(codes, n, m):
+    code = np.array(codes, np.int8)
+    want = np.flatnonzero(code[:n] >= 0)[:m]
+    out = np.full(m, -1, np.int64)
+    k = fast_native.stop_positions(code, n, out)
+    assert k == len(want) and out[:k].tolist() == want.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from([-3, -2, -1, -1, 0, 1, 2]), max_size=30))
+def test_unit_heads_and_closes_follow_their_definition(codes):
+    code = np.array(codes, np.int8)
+    owner = [c in (-1, -2) for c in codes]
+    absorbed = [False] + [owner[i - 1] and codes[i] >= 0 for i in range(1, len(codes))]
+    heads = [i for i in range(len(codes)) if not absorbed[i]]
+    closes = [h + 1 < len(codes) and absorbed[h + 1] for h in heads]
+    got_heads, got_closes = np.empty(len(codes), np.int64), np.empty(len(codes), bool)
+    units = fast_native.unit_heads_closes(code, got_heads, got_closes)
+    assert got_heads[:units].tolist() == heads and got_closes[:units].tolist() == closes
