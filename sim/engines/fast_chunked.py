@@ -380,6 +380,8 @@ class _AccumulatorRunner(_PieceRunner):
             return None
         if len(left) >= self.front and fast_native.first_at_least(left.code, 1):
             return None  # a long piece with a flush: cut alone
+        if self.budget is not None and any(len(p[0]) >= self.budget for p in self.pending):
+            return None  # a reduction holding the round's budget folds (_next_piece)
         first = int(fast_native.first_at_least(long.code, 1))
         if not first:
             return None

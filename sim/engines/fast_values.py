@@ -225,8 +225,14 @@ def alu(ctx, ins):
         out[np.logical_or.reduce(absent)] = 0.0
     ctx.stats.ops += count_code(a.code, DATA) + empty[0]
     code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
-    return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
-                  stamps=stamps, shift=shift)
+    return _alu_result(ctx, ins, code, out, stamps, shift)
+
+
+def _alu_result(ctx, ins, code, out, stamps, shift: int) -> list[Stream]:
+    """An ALU's one output, recorded by :func:`finish`: a step per token, its stamps at least
+    the interval (or the inputs' joint gap) apart."""
+    return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None,
+                  max(ctx.ii, joint_gap(ins) or 0), stamps=stamps, shift=shift)
 
 
 def _compiled_binary(ctx, ins, op: str):
@@ -244,8 +250,7 @@ def _compiled_binary(ctx, ins, op: str):
         return None
     stamps, shift = follow_stamps(ctx, *ins)
     ctx.stats.ops += ops
-    return finish(ctx, ins, [Stream(a.code, out, stamps, shift=shift)], None,
-                  max(ctx.ii, joint_gap(ins) or 0), stamps=stamps, shift=shift)
+    return _alu_result(ctx, ins, a.code, out, stamps, shift)
 
 
 def _tile_alu(ctx, ins, fn, empty):
@@ -268,5 +273,4 @@ def _tile_alu(ctx, ins, fn, empty):
     steps = int(np.count_nonzero(a.code == DATA)) + empty[0]
     ctx.stats.ops += steps * tiles.product_ops(spec, tin, tout[0])
     code = np.where(a.code == EMPTY_CODE, DATA, a.code).astype(CODE_DTYPE) if empty[0] else a.code
-    return finish(ctx, ins, [Stream(code, out, stamps, shift=shift)], None, max(ctx.ii, joint_gap(ins) or 0),
-                  stamps=stamps, shift=shift)
+    return _alu_result(ctx, ins, code, out, stamps, shift)
