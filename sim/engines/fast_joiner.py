@@ -1,11 +1,11 @@
-"""Vectorized intersecter and unioner: co-iteration as a sorted merge of keys.
+"""Vectorized intersecter and unioner: co-iteration as one sorted merge of the coordinates.
 
-A token of crd input i in fiber f (the number of stops before it) gets the key
-``f*M + c`` for coordinate c, ``f*M + M-1`` for the stop closing the fiber and for ``D``
-(with ``M`` above every coordinate). When every input's keys increase strictly (sorted fibers,
-the same stops), the joiner's steps are exactly the distinct keys of all inputs in order: a
-step pops the inputs whose head holds the step's key. Inputs with ``N`` coordinates or unsorted
-fibers go to the reference implementation.
+Every input closes the same fibers with the same stops, so the inputs leave each fiber
+together; within it the joiner's steps are the distinct coordinates of all inputs in order,
+and a step pops the inputs whose head holds the step's coordinate (a stop: every input). The
+merge, its clocks and its layout run compiled (``fast_merge``); each reference output is then
+gathered from its input. Inputs with ``N`` coordinates, unsorted fibers or different stops go
+to the reference implementation.
 """
 
 from __future__ import annotations
@@ -13,169 +13,80 @@ from __future__ import annotations
 import numpy as np
 
 from fuseflow.sim.blocks.joiner import ref_ports
+from fuseflow.sim.engines import fast_merge
 from fuseflow.sim.engines.fast_stream import (
-    CODE_DTYPE, DATA, DONE_CODE, EMPTY_CODE, TIME_DTYPE, Stream, check_stamps, coordinate_dtype, ends_with_done, finish,
-    step_clocks,
+    CODE_DTYPE, TIME_DTYPE, Stream, check_stamps, coordinate_dtype, ends_with_done, finish,
 )
 
 
-def _keys(crds: list[Stream]):
-    """Per input keys (strictly increasing) and the key modulus, or None if not mergeable."""
-    stops = None
-    top = 0
-    ends = []
-    for s in crds:
-        code = s.code
-        if not ends_with_done(s) or s.data.dtype.kind != "i" or np.any((code < 0) & (code != DATA) & (code != DONE_CODE)):
-            return None
-        ends.append(np.flatnonzero(code != DATA))  # stops and D (nothing else is left): fiber ends
-        st = code[ends[-1][:-1]]
-        if stops is None:
-            stops = st
-        elif not np.array_equal(st, stops):
-            return None
-        data = code == DATA
-        if len(s) > 1:
-            if s.data.min(where=data, initial=0) < 0:
-                return None
-            top = max(top, int(s.data.max(where=data, initial=0)))
-    m = top + 2
-    if (len(stops) + 1) * m >= 2 ** 62:
-        return None
-    keys = []
-    for s, end in zip(crds, ends):
-        fiber = np.repeat(np.arange(len(end), dtype=np.int64) * m, np.diff(end, prepend=-1))
-        fiber[end] += m - 1  # a fiber's stop (or D) sorts after its coordinates
-        k = fiber
-        data = np.ones(len(s), dtype=bool)
-        data[end] = False
-        np.add(k, s.data, out=k, where=data)
-        if np.any(k[1:] <= k[:-1]):
-            return None
-        keys.append(k)
-    return keys, m
+def _mergeable(crds: list[Stream]) -> bool:
+    """Whether the coordinate streams may go to the compiled merge (which checks the rest):
+    integer coordinates, each stream ending with its only ``D``."""
+    return all(ends_with_done(s) and s.data.dtype.kind == "i" for s in crds)
 
 
-def _merge(keys: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The sorted distinct keys (the steps) and, per input, the step of each of its tokens."""
-    base = max(range(len(keys)), key=lambda i: len(keys[i]))
-    steps = keys[base]
-    pos: list = []
-    for i, k in enumerate(keys):  # common case: one input (a dense level) holds every key
-        if i == base:
-            pos.append(np.arange(len(k)))
+def _laid_end_to_end(streams: list[Stream]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The streams' codes, payloads and stamps (int64, shifts applied) laid end to end, and
+    each stream's offset (plus the total)."""
+    off = np.zeros(len(streams) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([len(s) for s in streams])
+    time = np.empty(int(off[-1]), dtype=np.int64)
+    for s, a, b in zip(streams, off[:-1], off[1:]):
+        np.add(s.base, np.int64(s.shift), out=time[a:b])
+    code = np.concatenate([s.code for s in streams])
+    crd = np.concatenate([s.data for s in streams])
+    return code, crd, time, off
+
+
+def _reference_stamps(crds: list[Stream], refs: list[list[Stream]], off: np.ndarray):
+    """Per token of each input, the latest stamp among its references stamped apart from it
+    (int64, end to end like the inputs), and which inputs have such references."""
+    latest = np.empty(int(off[-1]), dtype=np.int64)  # read only where has_ref
+    has_ref = np.zeros(len(crds), dtype=np.bool_)
+    for i, (c, group) in enumerate(zip(crds, refs)):
+        apart = [r for r in group if not r.same_stamps(c)]  # stamped with the crds: never later than the peeked head
+        if not apart:
             continue
-        p = np.searchsorted(steps, k)
-        if len(p) and (p[-1] >= len(steps) or not np.array_equal(steps[p], k)):
-            break
-        pos.append(p)
-    else:
-        return steps, pos
-    merged = np.concatenate(keys)
-    order = np.argsort(merged, kind="stable")
-    ordered = merged[order]
-    new = np.ones(len(merged), dtype=bool)
-    new[1:] = ordered[1:] != ordered[:-1]
-    where = np.empty(len(merged), dtype=np.int64)
-    where[order] = np.cumsum(new) - 1
-    bounds = np.cumsum([len(k) for k in keys])[:-1]
-    return ordered[new], np.split(where, bounds)
-
-
-def _spread(values: np.ndarray, pos: np.ndarray, nsteps: int) -> np.ndarray:
-    """Per step, ``values[m]`` of the input's head token m (token m heads steps pos[m-1]+1..pos[m])."""
-    if len(pos) == nsteps:  # popped at every step
-        return values
-    return np.repeat(values, np.diff(pos, prepend=-1))
-
-
-def _received(values: np.ndarray, pos: np.ndarray, nsteps: int) -> np.ndarray:
-    """Per step, ``values[m]`` of the last token received by the end of the step (0 before any)."""
-    if len(pos) == nsteps:
-        return values
-    return np.repeat(np.concatenate([np.zeros(1, values.dtype), values]), np.diff(pos, prepend=0, append=nsteps))
-
-
-def _at(pos: np.ndarray, idx: np.ndarray, nsteps: int) -> tuple[np.ndarray, np.ndarray]:
-    """At steps ``idx``: the index of the input's head token and whether the step pops it."""
-    if len(pos) == nsteps:
-        return idx, np.ones(len(idx), dtype=bool)
-    if len(idx) == nsteps:
-        popped = np.zeros(nsteps, dtype=bool)
-        popped[pos] = True
-        return _spread(np.arange(len(pos)), pos, nsteps), popped
-    head = np.searchsorted(pos, idx)
-    return head, pos[np.minimum(head, len(pos) - 1)] == idx
-
-
-def _all_pop(pos: list[np.ndarray], nsteps: int) -> np.ndarray:
-    """The steps at which every input pops (intersect emits there), smallest input first."""
-    order = sorted(range(len(pos)), key=lambda i: len(pos[i]))
-    steps = pos[order[0]]
-    for i in order[1:]:
-        if len(pos[i]) == nsteps:
-            continue
-        j = np.minimum(np.searchsorted(pos[i], steps), len(pos[i]) - 1)
-        steps = steps[pos[i][j] == steps]
-    return steps
+        has_ref[i] = True
+        out = latest[off[i]:off[i + 1]]
+        np.add(apart[0].base, np.int64(apart[0].shift), out=out)
+        for r in apart[1:]:
+            np.maximum(out, r.base.astype(np.int64) + r.shift, out=out)
+    return latest, has_ref
 
 
 def _join(ctx, ins, union: bool):
+    """Co-iteration in two compiled passes (``fast_merge``): one checks and counts the merge,
+    one lays out the coordinates and the clocks; then each reference output is gathered."""
     n, ports = ref_ports(ctx)
     crds = ins[:n]
-    merged = _keys(crds)
-    if merged is None:
-        return None
-    keys, m = merged
     refs = [[ins[p] for p in group] for group in ports]
-    if any(len(r) != len(c) for c, group in zip(crds, refs) for r in group):
+    if not _mergeable(crds) or any(len(r) != len(c) for c, group in zip(crds, refs) for r in group):
         return None
-    steps, pos = _merge(keys)
-    nsteps = len(steps)
-    # arrivals: every step peeks all crd heads; popping an input receives its refs
-    crd_arr = None
-    ref_arr: list = []
+    code, crd, time, off = _laid_end_to_end(crds)
+    nsteps, common, top = fast_merge.merge_count(code, crd, off)
+    if nsteps < 0:
+        return None  # N coordinates, unsorted fibers or different stops: the reference
+    latest, has_ref = _reference_stamps(crds, refs, off)
+    ii, lat = ctx.ii, ctx.latency
+    emitted = nsteps if union else common
+    out_code = np.empty(emitted, dtype=CODE_DTYPE)
+    out_crd = np.empty(emitted, dtype=coordinate_dtype(int(top) + 2))
+    out_time = np.empty(emitted, dtype=TIME_DTYPE)
+    src = np.empty((n, emitted), dtype=np.int32 if off[-1] < 2 ** 31 else np.int64)
+    ref_time = np.empty((n, emitted), dtype=TIME_DTYPE)
+    last = fast_merge.merge_fill(code, crd, off, time, latest, has_ref, ii, lat, union, out_code, out_crd,
+                                 out_time, src, ref_time)
+    check_stamps(int(last) + ii + lat)  # computed in int64: the largest clock written, and its latency
+    outs = [Stream(out_code, out_crd, out_time)]
     for i in range(n):
-        head_arr = _spread(crds[i].runmax(), pos[i], nsteps)
-        crd_arr = head_arr.copy() if crd_arr is None else np.maximum(crd_arr, head_arr, out=crd_arr)
-        arr = None
         for r in refs[i]:
-            if r.same_stamps(crds[i]):
-                continue  # stamped with the crds: never later than the peeked head
-            got = _received(r.runmax(), pos[i], nsteps)
-            arr = got if arr is None else np.maximum(arr, got)
-        ref_arr.append(arr)
-    full = crd_arr
-    for arr in ref_arr:
-        if arr is not None:
-            full = np.maximum(full, arr)
-    end = step_clocks(full, ctx.ii)
-    check_stamps(int(end[-1]) + ctx.ii + ctx.latency)
-    lat = TIME_DTYPE(ctx.latency)
-    idx = np.arange(nsteps) if union else _all_pop(pos, nsteps)
-    ctrl = steps[idx] % m == m - 1  # stops and D: every input pops, one point, the stop goes everywhere
-    at = [_at(p, idx, nsteps) for p in pos]
-    code0 = crds[0].code[at[0][0]]
-    end_idx = end[idx]
-    if union:
-        start = np.maximum(np.concatenate([np.zeros(1, TIME_DTYPE), end[:-1] + TIME_DTYPE(ctx.ii)]), crd_arr)
-        send_clock = np.where(ctrl, end_idx, start)
-    else:
-        send_clock = end_idx  # intersect pops every input, then sends
-    out_code = np.where(ctrl, code0, DATA).astype(CODE_DTYPE)
-    outs = [Stream(out_code, np.where(ctrl, 0, steps[idx] % m).astype(coordinate_dtype(m)), send_clock + lat)]
-    clock = send_clock
-    for i in range(n):
-        h, popped = at[i]
-        got = popped & ~ctrl
-        if union and ref_arr[i] is not None:
-            clock = np.maximum(clock, np.where(ctrl, 0, ref_arr[i][idx]))
-        for r in refs[i]:
-            rc = np.where(ctrl, code0, np.where(got, r.code[h], EMPTY_CODE)).astype(CODE_DTYPE)
-            keep = got.reshape((-1,) + (1,) * (r.data.ndim - 1))  # tiles: whole tiles kept
-            rd = np.where(keep, r.data[h], 0).astype(r.data.dtype)
-            outs.append(Stream(rc, rd, (clock if union else end_idx) + lat))
-    return finish(ctx, ins, outs, end, ctx.ii)  # at most one token per step on every output
+            data = r.data
+            rc = np.empty(emitted, dtype=CODE_DTYPE)
+            rd = np.empty((emitted,) + data.shape[1:], dtype=data.dtype)  # tiles: whole tiles kept
+            fast_merge.gather_refs(src[i], out_code, r.code, data, rc, rd)
+            outs.append(Stream(rc, rd, ref_time[i]))
+    return finish(ctx, ins, outs, None, ii, steps=nsteps, last=int(last))  # at most one token per step on every output
 
 
 def intersect(ctx, ins):

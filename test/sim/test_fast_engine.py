@@ -381,15 +381,17 @@ def test_random_reductions_agree(body, seed, kind):
 def test_random_joiners_agree(data, seed):
     n = data.draw(st.integers(1, 3))
     structure = data.draw(st.lists(st.integers(0, 2), max_size=5))  # the stop closing each fiber
+    groups = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))  # references per input
     crds, refs = [], []
-    for _ in range(n):
+    for i in range(n):
         c = []
         for level in structure:
             c += sorted(data.draw(st.sets(st.integers(0, 9), max_size=4))) + [stream(f"S{level}")[0]]
         crds.append(c + stream("D"))
-        refs.append([t if not isinstance(t, int) else 100 + t for t in c] + stream("D"))
+        for g in range(groups[i]):
+            refs.append([t if not isinstance(t, int) else 100 * (g + 1) + t for t in c] + stream("D"))
     kind = data.draw(st.sampled_from(["intersect", "union"]))
-    run_both(kind, crds + refs, n + 1, seed=seed, ref_groups=[1] * n)
+    run_both(kind, crds + refs, 1 + sum(groups), seed=seed, ref_groups=groups)
 
 
 @settings(max_examples=60, deadline=None)
