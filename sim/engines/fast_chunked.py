@@ -404,9 +404,17 @@ class _AccumulatorRunner(_PieceRunner):
             return piece
         ended = [bool(len(s)) and s.code[-1] == DONE_CODE for s in streams]
         n = min(len(s) - e for s, e in zip(streams, ended))  # read in lock step
-        if n < self.budget:
+        if n < self.budget and not self._fold_alone(streams, n):
             return None  # not worth folding yet: wait for the flush
         return _FoldPiece([s.head(n) for s in streams], [n, n], 2)  # closed when run
+
+    def _fold_alone(self, streams: list[Stream], n: int) -> bool:
+        """Whether to fold long first pieces with more queued behind them (cut alone by
+        :meth:`_fronts`) before the round's budget: without a flush they would be joined with
+        everything queued (:meth:`advance`), one more copy of every token, to fold it then.
+        Not while the entries carried in front would be a good part of the piece."""
+        carried = len(self.carry[0]) if self.carry else 0
+        return n >= 4 * carried and all(len(p) > 1 and p[0] is s for p, s in zip(self.pending, streams))
 
     def _simulate(self, piece: Piece) -> list[Stream]:
         ctx = self.ctx

@@ -748,3 +748,27 @@ def test_an_accumulators_leftover_joins_only_the_next_pieces_first_reduction(mon
     monkeypatch.setattr(fast_chunked._AccumulatorRunner, "_reduction_joined", recording)
     simulate_both("spgemm", KERNELS["spgemm"].inputs(0.5, seed=1), chunk_tokens=4)
     assert joined and all(joined), joined
+
+
+@pytest.mark.parametrize("name", ["spmm", "spgemm"])
+def test_an_accumulator_folds_a_long_first_piece_without_joining_the_queue(name, monkeypatch):
+    """An order-1 accumulator whose first queued pieces hold no flush, with more queued behind
+    them, folds them alone (no copy of the whole queue) before the round's budget. Values,
+    cycles and every block's statistics stay the reference's."""
+    from test_engine_differential import simulate_both
+
+    from fuseflow.kernels import KERNELS
+    from fuseflow.sim.engines import fast_chunked
+
+    alone = []
+    fold_alone = fast_chunked._AccumulatorRunner._fold_alone
+
+    def recording(self, streams, n):
+        taken = fold_alone(self, streams, n)
+        alone.append(taken)
+        return taken
+
+    monkeypatch.setattr(fast_chunked._AccumulatorRunner, "_fold_alone", recording)
+    monkeypatch.setattr(fast_chunked, "FRONT_TOKENS", 2)  # pieces this long are cut alone, below the budget
+    simulate_both(name, KERNELS[name].inputs(0.5, seed=1, scale=2), scale=2, chunk_tokens=64)
+    assert any(alone), alone
