@@ -282,3 +282,28 @@ def test_pruning_zeroes_exactly_the_count_in_chunks_too(monkeypatch, numel):
     per_chunk = (chunked[: numel // 64 * 64].view(-1, 64) == 0).float().mean(dim=1)
     assert 0.6 < float(per_chunk.min()) and float(per_chunk.max()) <= 1.0
     assert not torch.equal(small, chunked)              # a different draw, same distribution
+
+
+@pytest.mark.parametrize("sparsity", [0.3, 0.9])
+def test_chunked_pruning_zeroes_the_first_entries_of_each_chunks_permutation(monkeypatch, sparsity):
+    """The chunked draw's definition: chunk sizes, then per chunk the first k indices of a
+    permutation from the seeded generator are zeroed (whether the chunk is mostly kept or
+    mostly zeroed), so published weights stay the same draw."""
+    import numpy as np
+
+    from fuseflow.apps import base
+
+    monkeypatch.setattr(base, "PERMUTE_UP_TO", 100)
+    monkeypatch.setattr(base, "_PRUNE_CHUNK", 64)
+    numel = 1000
+    w = torch.nn.Parameter(torch.arange(numel, dtype=torch.float32) + 1.0)
+    base.prune_(w, sparsity, torch.Generator().manual_seed(5))
+    generator = torch.Generator().manual_seed(5)
+    rng = np.random.default_rng(int(torch.randint(1 << 62, (1,), generator=generator)))
+    want = np.arange(numel, dtype=np.float32) + 1.0
+    starts = np.arange(0, numel, 64)
+    sizes = np.minimum(64, numel - starts)
+    counts = rng.multivariate_hypergeometric(sizes, int(round(sparsity * numel)), method="marginals")
+    for start, size, k in zip(starts, sizes, counts):
+        want[start + rng.permutation(size)[:k]] = 0.0
+    assert np.array_equal(w.detach().numpy(), want)

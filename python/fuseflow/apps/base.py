@@ -258,4 +258,12 @@ def prune_(weight, sparsity: float, generator) -> None:
         sizes = np.minimum(_PRUNE_CHUNK, n - starts)
         counts = rng.multivariate_hypergeometric(sizes, count, method="marginals")
         for start, size, k in zip(starts.tolist(), sizes.tolist(), counts.tolist()):
-            flat[start + rng.permutation(size)[:k]] = 0.0
+            chunk = flat[start:start + size]
+            order = rng.permutation(size)
+            if 2 * k <= size:
+                chunk[order[:k]] = 0.0
+            else:  # the same entries zeroed: the few kept ones saved, the chunk cleared, put back
+                keep = order[k:]
+                kept = chunk[keep]
+                chunk[:] = 0.0
+                chunk[keep] = kept
