@@ -73,19 +73,24 @@ def _join(ctx, ins, union: bool):
     out_code = np.empty(emitted, dtype=CODE_DTYPE)
     out_crd = np.empty(emitted, dtype=coordinate_dtype(int(top) + 2))
     out_time = np.empty(emitted, dtype=TIME_DTYPE)
-    src = np.empty((n, emitted), dtype=np.int32 if off[-1] < 2 ** 31 else np.int64)
-    ref_time = np.empty((n, emitted), dtype=TIME_DTYPE)
+    src_row = np.cumsum([bool(group) for group in refs]) - 1  # a row per input with references
+    src_row[[not group for group in refs]] = -1
+    src = np.empty((int(src_row.max(initial=-1)) + 1, emitted), dtype=np.int32 if off[-1] < 2 ** 31 else np.int64)
+    # a union's references wait for their own stamps from the first input with them on
+    time_row = np.cumsum(has_ref) - 1 if union else np.full(n, -1)
+    ref_time = np.empty((int(time_row.max(initial=-1)) + 1, emitted), dtype=TIME_DTYPE)
     last = fast_merge.merge_fill(code, crd, off, time, latest, has_ref, ii, lat, union, out_code, out_crd,
-                                 out_time, src, ref_time)
+                                 out_time, src_row, src, time_row, ref_time)
     check_stamps(int(last) + ii + lat)  # computed in int64: the largest clock written, and its latency
     outs = [Stream(out_code, out_crd, out_time)]
     for i in range(n):
+        stamps = out_time if time_row[i] < 0 else ref_time[time_row[i]]
         for r in refs[i]:
             data = r.data
             rc = np.empty(emitted, dtype=CODE_DTYPE)
             rd = np.empty((emitted,) + data.shape[1:], dtype=data.dtype)  # tiles: whole tiles kept
-            fast_merge.gather_refs(src[i], out_code, r.code, data, rc, rd)
-            outs.append(Stream(rc, rd, ref_time[i]))
+            fast_merge.gather_refs(src[src_row[i]], out_code, r.code, data, rc, rd)
+            outs.append(Stream(rc, rd, stamps))
     return finish(ctx, ins, outs, None, ii, steps=nsteps, last=int(last))  # at most one token per step on every output
 
 

@@ -77,7 +77,7 @@ def merge_count(code, crd, off):
 
 @njit(cache=True, nogil=True)
 def merge_fill(code, crd, off, time, refs, has_ref, ii, latency, union, out_code, out_crd, out_time,
-               src, ref_time):
+               src_row, src, time_row, ref_time):
     """The joiner's steps over inputs :func:`merge_count` accepted: writes its emitted tokens
     (every step of a union, the steps popping every input of an intersection) and returns the
     last step's clock.
@@ -86,22 +86,25 @@ def merge_fill(code, crd, off, time, refs, has_ref, ii, latency, union, out_code
     arrival is the latest of the heads' stamps so far and, for inputs with ``has_ref``, of the
     references received so far (``refs``: per token, the latest stamp among its references
     stamped apart from it). Clocks: ``c_t = max(c_(t-1) + ii, arrival_t)`` from 0. Emitted:
-    the coordinate or stop (``out_code``, ``out_crd``, ``out_time``) and per input its
-    reference's source token (``src``: the token's index in its input, -1 for ``N``, -2 for the
-    stop), stamped ``ref_time``. A union sends a coordinate once the heads arrived (the stop
-    at its step's clock) and each input's references once they too arrived, in input order;
-    an intersection sends everything at its step's clock."""
+    the coordinate or stop (``out_code``, ``out_crd``, ``out_time``) and, for an input with
+    references (``src_row[i] >= 0``), its references' source token (``src[src_row[i]]``: the
+    token's index in its input, -1 for ``N``, -2 for the stop). A union sends a coordinate
+    once the heads arrived (the stop at its step's clock) and each input's references once
+    they too arrived, in input order: the references' stamps are ``out_time`` until the first
+    input with ``has_ref``, then ``ref_time[time_row[i]]`` (one row per such input; the inputs
+    after it without ``has_ref`` share its row). An intersection sends everything at its
+    step's clock: every stamp is ``out_time``."""
     n = len(off) - 1
     head = off[:-1].copy()
     seen = np.empty(n, np.int64)  # latest stamp up to each head
     got = np.zeros(n, np.int64)  # latest reference stamp received
     pops = np.zeros(n, np.bool_)
+    keys = np.empty(n, np.int64)
     for i in range(n):
         seen[i] = time[head[i]]
     ready = np.int64(0)  # c_(t-1) + ii
     c = np.int64(0)
     e = 0
-    keys = np.empty(n, np.int64)
     while True:
         k = _STOP
         peek = np.int64(0)
@@ -116,13 +119,11 @@ def merge_fill(code, crd, off, time, refs, has_ref, ii, latency, union, out_code
         for i in range(n):
             p = keys[i] == k
             pops[i] = p
-            if p:
-                if has_ref[i]:
-                    got[i] = max(got[i], np.int64(refs[head[i]]))
-            else:
-                every = False
             if has_ref[i]:
+                if p:
+                    got[i] = max(got[i], np.int64(refs[head[i]]))
                 arrival = max(arrival, got[i])
+            every &= p
         c = max(ready, arrival)
         c0 = code[head[0]]
         if union or every:
@@ -132,10 +133,13 @@ def merge_fill(code, crd, off, time, refs, has_ref, ii, latency, union, out_code
             out_time[e] = send + latency
             clock = send
             for i in range(n):
-                if union and has_ref[i] and not ctrl:
-                    clock = max(clock, got[i])
-                ref_time[i, e] = (clock if union else c) + latency
-                src[i, e] = -2 if ctrl else (head[i] - off[i] if pops[i] else -1)
+                r = src_row[i]
+                if r >= 0:
+                    src[r, e] = -2 if ctrl else (head[i] - off[i] if pops[i] else -1)
+                if union and has_ref[i]:
+                    if not ctrl:
+                        clock = max(clock, got[i])
+                    ref_time[time_row[i], e] = clock + latency
             e += 1
         if ctrl and c0 == DONE:
             return c
