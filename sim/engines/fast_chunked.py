@@ -102,6 +102,11 @@ class Chunking:
         return max(1, self.memory_budget // BYTES_PER_STREAM_TOKEN)
 
 
+def _always_shared(stamps: np.ndarray, front: Stream) -> bool:
+    """:attr:`_PieceRunner.shared` outside a run: anything may share memory (copy to raise)."""
+    return True
+
+
 class _Runner:
     """One block across rounds: pending input pieces, whether each input is complete, carried
     clock and statistics."""
@@ -151,10 +156,10 @@ class _PieceRunner(_Runner):
         self.stats = BlockStats(block.name, block.kind, tokens_in={c: 0 for c in block.inputs},
                                 tokens_out={c: 0 for c in block.outputs})
         self.sinks: list = []
-        self.shared = lambda stamps, front: True
+        self.shared = _always_shared
         """Whether an array may share memory with the stamps of a stream still to be read
-        other than ``front`` (set by :func:`run`; by default always: stamps are copied to be
-        raised)."""
+        other than ``front`` (set by :func:`run` for the run; by default always: stamps are
+        copied to be raised)."""
         self.fronts: list[Stream] = []
         """Per input, the pending stream the piece being run was cut from."""
 
@@ -748,58 +753,62 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
 
     for r in runners.values():
         r.shared = shared
-    # once a block's clock passes half the stamp type's range, the rest of the run stamps with
-    # int64 (the pending pieces widened) instead of redoing the kernel when a clock overflows
-    with contextlib.ExitStack() as wide:
-        byte_target = None
-        if measure and chunking.memory_budget is not None:
-            byte_target = chunking.stream_bytes()
-        windows = _Windows(target, byte_target)
-        longest, peak, rounds = 0, 0, 1  # longest piece and most bytes since the last window
-        backlog, last = False, False
-        while True:
-            if _clock_past_half_range(runners.values()):
-                wide.enter_context(wide_stamps())
-                _widen_stamps(runners.values(), outer)
-                log.info("%s: clocks past half the stamp range; int64 stamps from here on",
-                         graph.name)
-            if not backlog:  # the last window is through: release the next
-                if last:
-                    break
-                high = windows.next(longest, peak)
-                longest = peak = 0
-                last = high >= outer.extent
-                for ch, piece in outer.release(high, last):
-                    if ch in port_of:
-                        name, port = port_of[ch]
-                        if len(piece):
-                            runners[name].feed(port, piece)
-                        if last:
-                            runners[name].finished_input(port)
-            round_longest, round_peak = one_round()
-            longest, peak = max(longest, round_longest), max(peak, round_peak)
-            windows.peaks.append(round_peak)
-            rounds += 1
-            backlog = _backlog(runners.values())
-        stuck = [r for r in runners.values() if not r.done]
-        if stuck:
-            r = stuck[0]
-            waiting = [ch for ch, p in zip(r.block.inputs, r.pending) if p] or list(r.block.inputs)
-            raise DeadlockError(
-                f"deadlock: '{r.block.name}' cannot finish: an input stream ended early "
-                f"(waiting on {', '.join(waiting)})",
-                {r.block.name: waiting[0] if waiting else ""})
-        log.info("%s: %d rounds over %d outer coordinates, stream pieces at most %.3f GiB at once",
-                 graph.name, rounds, outer.extent, max(windows.peaks, default=0) / 2**30)
-        for r in runners.values():
-            r.finish()
-        contexts = {b.name: runners[b.name].ctx for b in graph.blocks}
-        return KernelResult(
-            outputs=assemble_outputs(graph, contexts, fast_write.assemble_result),
-            cycles=max((ctx.clock for ctx in contexts.values()), default=0),
-            blocks={b.name: contexts[b.name].stats for b in graph.blocks},
-            trace={ch: traces[ch] for b in graph.blocks for ch in b.outputs} if trace else None,
-        )
+    try:
+        # once a block's clock passes half the stamp type's range, the rest of the run stamps with
+        # int64 (the pending pieces widened) instead of redoing the kernel when a clock overflows
+        with contextlib.ExitStack() as wide:
+            byte_target = None
+            if measure and chunking.memory_budget is not None:
+                byte_target = chunking.stream_bytes()
+            windows = _Windows(target, byte_target)
+            longest, peak, rounds = 0, 0, 1  # longest piece and most bytes since the last window
+            backlog, last = False, False
+            while True:
+                if _clock_past_half_range(runners.values()):
+                    wide.enter_context(wide_stamps())
+                    _widen_stamps(runners.values(), outer)
+                    log.info("%s: clocks past half the stamp range; int64 stamps from here on",
+                             graph.name)
+                if not backlog:  # the last window is through: release the next
+                    if last:
+                        break
+                    high = windows.next(longest, peak)
+                    longest = peak = 0
+                    last = high >= outer.extent
+                    for ch, piece in outer.release(high, last):
+                        if ch in port_of:
+                            name, port = port_of[ch]
+                            if len(piece):
+                                runners[name].feed(port, piece)
+                            if last:
+                                runners[name].finished_input(port)
+                round_longest, round_peak = one_round()
+                longest, peak = max(longest, round_longest), max(peak, round_peak)
+                windows.peaks.append(round_peak)
+                rounds += 1
+                backlog = _backlog(runners.values())
+            stuck = [r for r in runners.values() if not r.done]
+            if stuck:
+                r = stuck[0]
+                waiting = [ch for ch, p in zip(r.block.inputs, r.pending) if p] or list(r.block.inputs)
+                raise DeadlockError(
+                    f"deadlock: '{r.block.name}' cannot finish: an input stream ended early "
+                    f"(waiting on {', '.join(waiting)})",
+                    {r.block.name: waiting[0] if waiting else ""})
+            log.info("%s: %d rounds over %d outer coordinates, stream pieces at most %.3f GiB at once",
+                     graph.name, rounds, outer.extent, max(windows.peaks, default=0) / 2**30)
+            for r in runners.values():
+                r.finish()
+            contexts = {b.name: runners[b.name].ctx for b in graph.blocks}
+            return KernelResult(
+                outputs=assemble_outputs(graph, contexts, fast_write.assemble_result),
+                cycles=max((ctx.clock for ctx in contexts.values()), default=0),
+                blocks={b.name: contexts[b.name].stats for b in graph.blocks},
+                trace={ch: traces[ch] for b in graph.blocks for ch in b.outputs} if trace else None,
+            )
+    finally:  # shared reaches every runner: the cycle would hold the run's streams (GBs) until
+        for r in runners.values():  # the collector's next full pass
+            r.shared = _always_shared
 
 
 def _backlog(runners) -> bool:
