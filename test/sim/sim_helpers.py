@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from fuseflow.sim.engines.reference import run_block
 from fuseflow.sim.graph import Block
@@ -100,8 +101,6 @@ def assert_engines_agree(graph, inputs, arch=None, trace=True, chunks=CHUNKS):
 def chunked(chunk_tokens):
     """Within the block, every simulation (``CompiledModel.simulate`` too) passes
     ``chunk_tokens`` to the engine (None: the default)."""
-    import functools
-
     import pytest
 
     from fuseflow.sim import engines
@@ -110,3 +109,31 @@ def chunked(chunk_tokens):
         if chunk_tokens is not None:
             mp.setattr(engines, "run", functools.partial(engines.run, chunk_tokens=chunk_tokens))
         yield
+
+
+@functools.lru_cache(maxsize=None)
+def compiled(name: str, scale: int = 1):
+    """Built-in kernel ``name`` compiled once per scale (its declared formats)."""
+    import fuseflow
+    from fuseflow.kernels import KERNELS
+
+    kernel = KERNELS[name]
+    return fuseflow.compile(kernel.module(), kernel.inputs(0.5, scale=scale),
+                            fuseflow.Schedule(formats=dict(kernel.declared)))
+
+
+def simulate_both(name, inputs, scale=1, arch=None, chunk_tokens=None):
+    """Kernel ``name`` simulated by the reference and the fast engine (in chunks of
+    ``chunk_tokens`` when given): every kernel's results, the cycles and the outputs' bytes
+    agree; returns the fast run."""
+    model = compiled(name, scale)
+    want = model.simulate(*inputs, engine="reference", arch=arch)
+    with chunked(chunk_tokens):
+        got = model.simulate(*inputs, engine="fast", arch=arch)
+    assert len(want.run.kernels) == len(got.run.kernels)
+    for a, b in zip(want.run.kernels, got.run.kernels):
+        assert_same_results(a.result, b.result)
+    assert want.cycles == got.cycles
+    for a, b in zip(want.outputs, got.outputs):
+        assert a.numpy().tobytes() == b.numpy().tobytes()
+    return got

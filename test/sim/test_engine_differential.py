@@ -23,7 +23,7 @@ from fuseflow.kernels import KERNELS
 from fuseflow.sim.arch import Arch
 from fuseflow.sim.formats import FiberTree, LevelSpec, TensorFormat
 from fuseflow.sim.graph import Block, BlockGraph
-from sim_helpers import assert_engines_agree, assert_same_results, chunked
+from sim_helpers import assert_engines_agree, assert_same_results, chunked, compiled, simulate_both
 from test_sim_engine import (
     ROWS, chain_graph, hold_graph, parallel_graph, spmv_dcsr_output_graph, spmv_graph, spmv_inputs,
 )
@@ -139,27 +139,6 @@ def test_locate_graphs_agree_token_by_token(name, arch):
     result = assert_engines_agree(LOCATE_GRAPHS[name](), inputs, arch)
     np.testing.assert_allclose(result.outputs[0].to_dense(), want, rtol=1e-6)
     assert result.blocks[[b for b in result.blocks if b.startswith("locate")][0]].steps > 0
-
-
-@functools.lru_cache(maxsize=None)
-def compiled(name: str, scale: int = 1):
-    kernel = KERNELS[name]
-    return fuseflow.compile(kernel.module(), kernel.inputs(0.5, scale=scale),
-                            fuseflow.Schedule(formats=dict(kernel.declared)))
-
-
-def simulate_both(name, inputs, scale=1, arch=None, chunk_tokens=None):
-    model = compiled(name, scale)
-    want = model.simulate(*inputs, engine="reference", arch=arch)
-    with chunked(chunk_tokens):
-        got = model.simulate(*inputs, engine="fast", arch=arch)
-    assert len(want.run.kernels) == len(got.run.kernels)
-    for a, b in zip(want.run.kernels, got.run.kernels):
-        assert_same_results(a.result, b.result)
-    assert want.cycles == got.cycles
-    for a, b in zip(want.outputs, got.outputs):
-        assert a.numpy().tobytes() == b.numpy().tobytes()
-    return got
 
 
 @pytest.mark.parametrize("sparsity", [0.0, 0.5, 0.9, 1.0])

@@ -621,7 +621,7 @@ def test_a_budget_bounds_the_stream_bytes_a_chunked_round_holds(monkeypatch):
     (after the first windows grow to it), and the results stay the reference's."""
     import functools
 
-    from test_engine_differential import compiled
+    from sim_helpers import compiled
 
     from fuseflow.kernels import KERNELS
     from fuseflow.sim import engines
@@ -728,7 +728,7 @@ def test_an_accumulator_cut_inside_a_reduction_carries_its_entries_exactly(name,
     """With tiny chunks an order-1 sparse accumulator folds its input inside a reduction (no
     flushing stop yet) and carries the entries into the next piece: values, cycles and every
     block's statistics stay the reference's."""
-    from test_engine_differential import simulate_both
+    from sim_helpers import simulate_both
 
     from fuseflow.kernels import KERNELS
     from fuseflow.sim.engines import fast_chunked
@@ -750,7 +750,7 @@ def test_an_accumulators_leftover_joins_only_the_next_pieces_first_reduction(mon
     is joined with that piece up to its first flush only; the rest of the piece, a view of its
     arrays, is cut alone next. Values, cycles and every block's statistics stay the
     reference's."""
-    from test_engine_differential import simulate_both
+    from sim_helpers import simulate_both
 
     from fuseflow.kernels import KERNELS
     from fuseflow.sim.engines import fast_chunked
@@ -775,7 +775,7 @@ def test_an_accumulator_folds_a_long_first_piece_without_joining_the_queue(name,
     """An order-1 accumulator whose first queued pieces hold no flush, with more queued behind
     them, folds them alone (no copy of the whole queue) before the round's budget. Values,
     cycles and every block's statistics stay the reference's."""
-    from test_engine_differential import simulate_both
+    from sim_helpers import simulate_both
 
     from fuseflow.kernels import KERNELS
     from fuseflow.sim.engines import fast_chunked

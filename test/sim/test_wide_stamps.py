@@ -75,7 +75,7 @@ def test_a_chunked_run_widens_its_stamps_once_clocks_pass_half_the_range(
         caplog, name, interval, chunk_tokens):
     """Clocks that grow round by round past 2**30 switch the rest of the run to int64 stamps
     (pending pieces widened) instead of simulating the kernel twice; still the reference's."""
-    from test_engine_differential import simulate_both
+    from sim_helpers import simulate_both
 
     from fuseflow.kernels import KERNELS
 
