@@ -72,7 +72,8 @@ TIMING = {
                        "(GPT-3: the median of each depth, summed)",
     "simulate_seconds": "simulate_source 'measured': CPU seconds (time.process_time) of "
                         "compiled.simulate (fast engine) of the predicted configuration, "
-                        "in this run, under the fuseflow command's host-heap policy; "
+                        "in this run, under the fuseflow command's host-heap policy (the "
+                        "median of --simulate-repeat simulations); "
                         "'sweep': points.json's simulate_seconds, wall seconds in the "
                         "published sweep under a load of 3-6 on 2 cores",
     "sweep_simulate_seconds": "points.json's simulate_seconds (wall, published sweep), kept "
@@ -107,19 +108,25 @@ class _Simulations:
     engine's first simulation in a process loads (or, on a new checkout, compiles) its numba
     kernels, seconds that no later simulation pays."""
 
-    def __init__(self, below: float):
+    def __init__(self, below: float, repeat: int = 1):
         self.below = below
+        self.repeat = max(1, repeat)
         self.warm = False
 
     def wanted(self, point: dict) -> bool:
         return point["simulate_seconds"] < self.below
 
     def run(self, compiled, inputs):
-        """``(result, cpu_seconds)`` of the fast engine's simulation (:func:`timed_simulation`)."""
+        """``(result, cpu_seconds)`` of the fast engine's simulation (:func:`timed_simulation`):
+        the median of ``repeat`` simulations."""
         if not self.warm:
             timed_simulation(compiled, inputs)
             self.warm = True
-        return timed_simulation(compiled, inputs)
+        runs = [timed_simulation(compiled, inputs) for _ in range(self.repeat)]
+        cycles = {int(result.cycles) for result, _ in runs}
+        if len(cycles) != 1:
+            raise SystemExit(f"repeated simulations disagree on cycles: {sorted(cycles)}")
+        return runs[0][0], statistics.median(seconds for _, seconds in runs)
 
 
 class _Model:
@@ -237,6 +244,9 @@ def main(argv=None) -> dict:
                         help="simulate again (CPU seconds, this machine) every configuration "
                              "whose sweep simulation took less than SECONDS (default 30; 0: "
                              "use the sweep's times only)")
+    parser.add_argument("--simulate-repeat", type=int, default=1, metavar="N",
+                        help="simulate each configuration simulated again N times; "
+                             "simulate_seconds is their median (default 1)")
     parser.add_argument("--merge", type=Path, default=None, metavar="JSON",
                         help="also write the rows of an earlier run's JSON for the points "
                              "this run does not measure (e.g. one left out for memory), "
@@ -247,7 +257,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     heap_policy = use_host_heap_policy() if args.simulate_below > 0 else False
-    simulations = _Simulations(args.simulate_below)
+    simulations = _Simulations(args.simulate_below, args.simulate_repeat)
 
     points = json.loads(args.points.read_text())["points"]
     rows = []
@@ -266,6 +276,7 @@ def main(argv=None) -> dict:
               f">=1000x on {s['at_least_1000x']} of {summary['points']}")
     write_json(args.json, {"timing": TIMING, "points_file": str(args.points.name),
                            "simulate_below": args.simulate_below, "repeat": args.repeat,
+                           "simulate_repeat": args.simulate_repeat,
                            "merged_from": args.merge and args.merge.name,
                            "merged_points": [row["point"] for row in kept],
                            "host_heap_policy": heap_policy,
