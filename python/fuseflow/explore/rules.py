@@ -403,10 +403,12 @@ def accumulate_key(items: float, size: float, sizes, above: float, nonempty: flo
                 grouped, keyed, by_key = _node_sums(weights, base, n_groups, memo, native)
             index_c, counts, first = coords if coords is not None else _NO_GROUPS
             need = bool(empty_below) or not draws
-            found, keys, total, empty, hist, groups, extended = native.accumulate_key(
+            extended = np.empty(len(table) + 1, dtype=np.intp) if mapped else _NO_TABLE
+            found, keys, total, empty, out = native.accumulate_key(
                 grouped, table, unique, scale, items, nonempty, h, hscale, 1.0 / items, first,
-                counts, index_c, float(size), by_key, empty_below, mapped, need)
+                counts, index_c, float(size), by_key, empty_below, extended, need)
             if found:
+                hist, groups = out[:-n_unique - 1], out[-n_unique - 1:]
                 key_sizes = (weights, None, keys / total,
                              (groups, NodeMap(keyed, extended) if mapped else keyed)) \
                     if total else None
