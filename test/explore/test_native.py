@@ -257,6 +257,29 @@ def test_native_written_level_equals_numpy(sizes):
         np.testing.assert_array_equal(got.size_groups[1], want.size_groups[1])
 
 
+@pytest.mark.parametrize("union", [False, True])
+@pytest.mark.parametrize("operands", [3, 4])
+def test_join_many_equals_join_counts(union, operands):
+    """A compiled kernel's join of three or more operands (``rules.join_many``, the
+    histograms, data and sizes as tuples) gives ``rules.join_counts``' numbers bit for bit:
+    histograms throughout (one compiled call), one missing, lengths that differ, no
+    fibers."""
+    rng = np.random.default_rng(17 + 2 * operands + union)
+    hists = [rng.random(16) * 60.0 for _ in range(operands)]
+    datas = tuple(float(x) for x in rng.random(operands) * 300.0)
+    sizes = (16.0,) * operands
+    for n in (40.0, 0.0):
+        for hs in (hists, [None] + hists[1:], hists[:-1] + [rng.random(15) * 60.0],
+                   [None] * operands):
+            ops = tuple((float(p), float(a)) for p, a in
+                        zip(rng.random(operands), rng.random(operands) * 9.0))
+            got = rules.join_many(ops, 16.0, union, n, tuple(hs), datas, sizes, native)
+            want = rules.join_counts(ops, 16.0, union, n, tuple(zip(hs, datas, sizes)),
+                                     native)
+            assert got[:3] == want[:3]
+            assert (got[3] is None and want[3] is None) or np.array_equal(got[3], want[3])
+
+
 @pytest.mark.parametrize("sizes", [2, 40, 200])
 @pytest.mark.parametrize("grouped", [True, False])
 def test_accumulate_key_of_counts_and_factor_equals_the_histogram(sizes, grouped):

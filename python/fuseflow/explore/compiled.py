@@ -804,10 +804,11 @@ def _emit_joiner(block, ins, code: _Code):
         args = ", ".join(code.lit(x) for x in (*operands[0], *operands[1], size, union, n,
                                                *arrays[0], *arrays[1]))
         call = f"join_two({args}, native)"
-    else:
-        listed = ["".join(_tuple(code, x) + ", " for x in xs) for xs in (operands, arrays)]
-        call = (f"rules.join_counts(({listed[0]}), {code.lit(size)}, {union}, {code.lit(n)}, "
-                f"({listed[1]}), native)")
+    else:                                       # histograms, data and sizes as tuples
+        listed = ["".join(_tuple(code, x) + ", " for x in operands)] + \
+            [_tuple(code, [a[i] for a in arrays]) for i in range(3)]
+        call = (f"rules.join_many(({listed[0]}), {code.lit(size)}, {union}, {code.lit(n)}, "
+                f"{', '.join(listed[1:])}, native)")
     code.block((pj, items, merged, hist), f"{pj}, {items}, {merged}, {hist} = {call}")
     sizes = None
     if not union and any(last.sizes is not None for last in lasts):

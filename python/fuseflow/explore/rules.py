@@ -156,7 +156,12 @@ def join_counts(operands, size: float, union: bool, n_fibers: float, arrays, nat
         pj, aj = fold(operands, size, union)
         pu, au = fold(operands, size, True)
         return pj, n_fibers * pj * aj, n_fibers * pu * au, None
-    hist, items, merged = joined
+    return _with_histogram(operands, size, union, *joined)
+
+
+def _with_histogram(operands, size: float, union: bool, hist, items: float, merged: float):
+    """:func:`join_counts`' result once the operands' histograms gave ``(hist, items,
+    merged)``: the probability a joined fiber is nonempty from the operands' ``p_i``."""
     if union:
         miss = 1.0
         for q, _ in operands:
@@ -181,6 +186,26 @@ def join_two(p1: float, a1: float, p2: float, a2: float, size: float, union: boo
         return pj, items if pj else 0.0, merged, hist
     return join_counts(((p1, a1), (p2, a2)), size, union, n_fibers,
                        ((h1, data1, size1), (h2, data2, size2)), native)
+
+
+def join_many(operands, size: float, union: bool, n_fibers: float, hists: tuple,
+              datas: tuple, sizes: tuple, native):
+    """:func:`join_counts` with ``native`` (a compiled kernel's joiner of three or more
+    operands), the arrays given as their histograms, data and sizes: operands that all have
+    histograms of one length are one ``native.join_all`` call on ``hists`` itself (what
+    ``native.joined_hist`` calls then, without its loop and tuples), other cases
+    :func:`join_counts` itself."""
+    if n_fibers:
+        length = -1
+        for h in hists:
+            if h is None or (length >= 0 and len(h) != length):
+                break
+            length = len(h)
+        else:
+            return _with_histogram(operands, size, union,
+                                   *native.join_all(hists, n_fibers, union))
+    return join_counts(operands, size, union, n_fibers, tuple(zip(hists, datas, sizes)),
+                       native)
 
 
 def thin_sizes(operands, items: float):
