@@ -55,3 +55,26 @@ def built_points(points: list[str], preset: str):
             model, inputs = app.build(preset, dataset, 0)
             built[(app_name, dataset)] = (model, inputs, app.plan(model))
         yield (point, fusion, *built[(app_name, dataset)])
+
+
+def compiled_points(points: list[str]):
+    """Per point ``(point, cost_model, measured)`` at the published preset: the
+    :class:`CostModel` of the point's configuration, its kernels compiled (predicted
+    ``COMPILE_AFTER + 1`` times), and its measured inputs; one ``Program``,
+    ``MeasuredCache`` and set of inputs per application and data set."""
+    import fuseflow
+    from fuseflow.explore import CostModel, Measured, MeasuredCache
+    from fuseflow.explore.kernel import COMPILE_AFTER
+    from fuseflow.sim.formats import FiberTree
+
+    caches = {}
+    for point, fusion, model, inputs, plan in built_points(points, "published"):
+        key = point.rsplit("/", 1)[0]
+        if key not in caches:
+            caches[key] = (fuseflow.Program(model, inputs, plan), MeasuredCache(),
+                           [Measured(FiberTree.from_torch(t.detach())) for t in inputs])
+        program, cache, measured = caches[key]
+        cost_model = CostModel(program.compile(plan.schedule(fusion, False, {})), cache=cache)
+        for _ in range(COMPILE_AFTER + 1):
+            cost_model.predict(*measured)
+        yield point, cost_model, measured

@@ -25,24 +25,12 @@ import time
 def worker(points: list[str]) -> None:
     """Builds ``points``, then times ``n`` predictions of the point named on each stdin
     line (``point n``), answering ``seconds tokens cycles``."""
-    from bench_common import built_points
+    from bench_common import compiled_points
 
     import fuseflow
-    from fuseflow.explore import CostModel, Measured, MeasuredCache
-    from fuseflow.explore.kernel import COMPILE_AFTER
-    from fuseflow.sim.formats import FiberTree
 
-    models, caches = {}, {}
-    for point, fusion, model, inputs, plan in built_points(points, "published"):
-        key = point.rsplit("/", 1)[0]
-        if key not in caches:
-            caches[key] = (fuseflow.Program(model, inputs, plan), MeasuredCache(),
-                           [Measured(FiberTree.from_torch(t.detach())) for t in inputs])
-        program, cache, measured = caches[key]
-        cost_model = CostModel(program.compile(plan.schedule(fusion, False, {})), cache=cache)
-        for _ in range(COMPILE_AFTER + 1):
-            cost_model.predict(*measured)
-        models[point] = (cost_model, measured)
+    models = {point: (cost_model, measured)
+              for point, cost_model, measured in compiled_points(points)}
     print("ready", fuseflow.__file__, flush=True)
     for line in sys.stdin:
         point, n = line.split()
