@@ -9,13 +9,10 @@ bytes; the ``weighted`` memo of a level left out), and the predicted tokens and 
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import sys
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def plain(value):

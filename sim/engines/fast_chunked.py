@@ -806,8 +806,10 @@ def run(graph, order, inputs, arch, trace: bool, chunking) -> KernelResult:
                 blocks={b.name: contexts[b.name].stats for b in graph.blocks},
                 trace={ch: traces[ch] for b in graph.blocks for ch in b.outputs} if trace else None,
             )
-    finally:  # shared reaches every runner: the cycle would hold the run's streams (GBs) until
-        for r in runners.values():  # the collector's next full pass
+    finally:
+        # shared reaches every runner: left set, the cycle would hold the run's streams (GBs)
+        # until the collector's next full pass
+        for r in runners.values():
             r.shared = _always_shared
 
 
