@@ -80,6 +80,42 @@ def test_kept_sums_of_fibers_that_cannot_miss_a_key_are_exact():
         assert per_fiber[-1] == pytest.approx(2.0)  # 10 or 9.5 of 10 hold the q = .5 key
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([16.0, 300.0, 1433.0, 2708.0]), st.integers(1, 40),
+       st.integers(1, 30), st.booleans(), st.integers(0, 2**32 - 1))
+def test_kept_sums_stop_at_negligible_misses_bit_for_bit(J, rows, keys, shuffled, seed):
+    """The log-gamma path stops a key at its first size whose misses are below
+    ``MISSES_NEGLIGIBLE``: the same sums, bit for bit, as evaluating every entry (the
+    function run by Python with the cut at −inf), on fractional sizes in any order and keys
+    from rare to held by most fibers (most entries negligible)."""
+    rng = np.random.default_rng(seed)
+    d = np.sort(rng.random(rows)) * J
+    d[0] = 0.0
+    if shuffled:
+        rng.shuffle(d)
+    q = np.sort(rng.random(keys))
+    w = rng.random(rows) * 1e3
+    counts = np.zeros(0, dtype=np.intp)
+    negligible = native.MISSES_NEGLIGIBLE
+
+    def sums(cut):
+        native.MISSES_NEGLIGIBLE = cut
+        by_key, per_fiber = np.empty(keys), np.empty(rows)
+        native.kept_sums.py_func(w, d, q, counts, J, by_key, per_fiber)
+        return by_key, per_fiber
+
+    try:
+        full, cut = sums(-np.inf), sums(negligible)
+    finally:
+        native.MISSES_NEGLIGIBLE = negligible
+    for a, b in zip(full, cut):
+        assert a.tobytes() == b.tobytes()
+    compiled = np.empty(keys), np.empty(rows)
+    native.kept_sums(w, d, q, counts, J, *compiled)
+    for a, b in zip(cut, compiled):             # Python's lgamma against libm's
+        np.testing.assert_allclose(a, b, rtol=_rounding(J), atol=_rounding(J) * a.max())
+
+
 @pytest.mark.parametrize("J", [16.0, 2708.0])
 def test_kept_sums_product_equals_a_step_by_step_product(J):
     """The product of integral sizes skips the ``rest >= 1`` test while every key passes it
