@@ -84,7 +84,7 @@ def test_kept_sums_of_fibers_that_cannot_miss_a_key_are_exact():
 @given(st.sampled_from([16.0, 300.0, 1433.0, 2708.0]), st.integers(1, 40),
        st.integers(1, 30), st.booleans(), st.integers(0, 2**32 - 1))
 def test_kept_sums_stop_at_negligible_misses_bit_for_bit(J, rows, keys, shuffled, seed):
-    """The log-gamma path stops a key at its first size whose misses are below
+    """The log-gamma path skips the entries whose bound on the log misses is below
     ``MISSES_NEGLIGIBLE``: the same sums, bit for bit, as evaluating every entry (the
     function run by Python with the cut at −inf), on fractional sizes in any order and keys
     from rare to held by most fibers (most entries negligible)."""
@@ -114,6 +114,20 @@ def test_kept_sums_stop_at_negligible_misses_bit_for_bit(J, rows, keys, shuffled
     native.kept_sums(w, d, q, counts, J, *compiled)
     for a, b in zip(cut, compiled):             # Python's lgamma against libm's
         np.testing.assert_allclose(a, b, rtol=_rounding(J), atol=_rounding(J) * a.max())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([1.0, 16.0, 300.0, 1433.0, 17716.0]), st.floats(0.0, 1.0),
+       st.floats(0.0, 1.0))
+def test_log_misses_lie_below_their_slope_at_size_zero(J, q, size):
+    """The bound behind ``MISSES_NEGLIGIBLE``: ``ln P_miss(d) ≤ d · (ln top − 1/(2 top) −
+    ln(J + 1) + 1/(J + 1))`` for every size the log-gammas take (``top − d ≥ 1``)."""
+    top = (J + 1.0) - q * J
+    d = size * (top - 1.0)
+    log_misses = (math.lgamma(top) - math.lgamma(top - d) + math.lgamma(J + 1.0 - d)
+                  - math.lgamma(J + 1.0))
+    slope = math.log(top) - 0.5 / top - (math.log(J + 1.0) - 1.0 / (J + 1.0))
+    assert log_misses <= d * slope + 1e-9 * max(1.0, math.lgamma(J + 1.0))
 
 
 @pytest.mark.parametrize("J", [16.0, 2708.0])

@@ -35,12 +35,14 @@ the product: a step is a vectorized multiply per key, an entry by log-gammas 15-
 that."""
 
 MISSES_NEGLIGIBLE = -40.0
-"""The log of a miss probability below which the key is kept with probability exactly 1.0:
-``1 − p`` rounds to 1.0 for ``p ≤ 2⁻⁵⁴`` (``ln 2⁻⁵⁴ ≈ −37.4``), and the misses of a key only
-fall as fibers grow (``d/dd ln P_miss = ψ(top − d) − ψ(J + 1 − d) ≤ 0``), so :func:`kept_sums`'
-log-gamma path stops evaluating a key at its first size below this: every larger size gives
-the same sums as evaluating it. The margin of 2.6 over −37.4 is billions of times the
-rounding of the log-gammas (about 1e-12 at the populations of the published graphs)."""
+"""A bound on the log of a miss probability below which the key is kept with probability
+exactly 1.0: ``1 − p`` rounds to 1.0 for ``p ≤ 2⁻⁵⁴`` (``ln 2⁻⁵⁴ ≈ −37.4``). ``ln P_miss(d) =
+ln Γ(top) − ln Γ(top − d) + ln Γ(J + 1 − d) − ln Γ(J + 1)`` is 0 at ``d = 0`` and concave
+(its second derivative ``ψ'(J + 1 − d) − ψ'(top − d) ≤ 0``, ``top ≤ J + 1``), so it lies
+below ``d · (ψ(top) − ψ(J + 1))``: :func:`kept_sums`' log-gamma path skips the entries whose
+bound is below this, with the same sums as evaluating them. The margin of 2.6 over −37.4 is
+billions of times the rounding of the log-gammas (about 1e-12 at the published graphs'
+populations)."""
 
 _NONE = np.zeros(0, dtype=np.intp)
 
@@ -115,30 +117,26 @@ def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
                         p[c] = p[c] * (rest * inv) if rest >= 1.0 else 0.0
             _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
         return
-    lg_J = math.lgamma(J + 1.0)
-    rows = np.empty(D)
-    for i in range(D):
-        rows[i] = math.lgamma(J - d[i] + 1.0) - lg_J if d[i] != 0.0 else 0.0
-    # misses[i, c], each key's sizes in ascending order: the misses only fall with the
-    # size, so from the first size whose log is below MISSES_NEGLIGIBLE (or rest < 1)
-    # every larger size keeps the key with probability exactly 1.0 and stays 0 here.
-    misses = np.zeros((D, C))
-    order = _ascending(d)
+    # A key's log misses are concave in the size from 0 at size 0, so below their slope
+    # there, ψ(top) − ψ(J + 1) < slope[c] (ln x − 1/x < ψ(x) < ln x − 1/(2x)): sizes with
+    # d · slope[c] below MISSES_NEGLIGIBLE keep the key with probability exactly 1.0, as
+    # evaluating them would.
+    lg_top, slope = np.empty(C), np.empty(C)
+    below = math.log(J + 1.0) - 1.0 / (J + 1.0)
     for c in range(C):
-        lg_top = math.lgamma(top[c])
-        for i in order:
-            if d[i] == 0.0:
-                continue
-            rest = top[c] - d[i]
-            if rest < 1.0:
-                break
-            x = lg_top - log_gamma(rest) + rows[i]
-            if x < MISSES_NEGLIGIBLE:
-                break
-            misses[i, c] = math.exp(x)
+        lg_top[c] = math.lgamma(top[c])
+        slope[c] = math.log(top[c]) - 0.5 / top[c] - below
+    lg_J = math.lgamma(J + 1.0)
+    p = np.empty(C)
     for i in range(D):
-        if d[i] != 0.0:                            # size 0 misses every key: nothing kept
-            _add_row(weights[i], misses[i], counts, ones, by_key, per_fiber, i)
+        if d[i] == 0.0:                            # misses every key: nothing kept
+            continue
+        row = math.lgamma(J - d[i] + 1.0) - lg_J
+        for c in range(C):
+            rest = top[c] - d[i]
+            p[c] = math.exp(lg_top[c] - log_gamma(rest) + row) \
+                if rest >= 1.0 and d[i] * slope[c] >= MISSES_NEGLIGIBLE else 0.0
+        _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
 
 
 @njit(cache=True, nogil=True)
