@@ -18,19 +18,25 @@ fusion configuration compiles it and times with ``time.process_time()``:
   kernels (``kernel.COMPILE_AFTER``): the median of ``--repeat`` calls (default 5; a single
   call of a millisecond varies by up to 2x on the shared machine).
 
-Both are compared with the point's simulation time. ``--simulate-below SECONDS`` (default 30)
-simulates again, here, every configuration whose ``simulate_seconds`` in ``points.json`` is below
-``SECONDS``: ``compiled.simulate(..., engine="fast")`` on the compiled configuration the cost
-model predicted, timed in CPU seconds with ``time.process_time()``, under the host-heap policy
-of the ``fuseflow`` command (``bench_sim_point.py``'s helpers); the first of them is simulated
-once untimed before (the engine's first simulation in a process loads its numba kernels). The
-other points keep ``points.json``'s ``simulate_seconds``: *wall* seconds of the fast engine's
-simulation during the published sweep (under a load of 3-6 on the 2-core development machine).
-Each row says which (``simulate_source``). Prints a table and writes JSON.
+Both are compared with the point's simulation time. ``--simulate-below SECONDS`` (default
+30) simulates again, here, every configuration whose ``simulate_seconds`` in ``points.json``
+is below ``SECONDS``: ``compiled.simulate(..., engine="fast")`` on the compiled configuration
+the cost model predicted, timed in CPU seconds with ``time.process_time()``, under the
+host-heap policy of the ``fuseflow`` command (``bench_sim_point.py``'s helpers); the first of
+them is simulated once untimed before (the engine's first simulation in a process loads its
+numba kernels). Such a configuration is measured in ``--rounds`` rounds (default 1), each one
+simulation followed by its ``--repeat`` predictions: ``speedup`` is the median over the
+rounds of the round's simulation over its median prediction (``round_speedups``: each
+round's), so the two sides of each ratio are timed within a second of each other (the
+shared machine's speed drifts by up to 2x over minutes). The other points keep
+``points.json``'s ``simulate_seconds``: *wall* seconds of the fast engine's simulation during
+the published sweep (under a load of 3-6 on the 2-core development machine). Each row says
+which (``simulate_source``). Prints a table and writes JSON.
 
     python bench/bench_costmodel_published.py                   # all four applications
     python bench/bench_costmodel_published.py --apps sae gcn --datasets imagenet cora
     python bench/bench_costmodel_published.py --simulate-below 0   # sweep times only
+    python bench/bench_costmodel_published.py --apps gcn --datasets cora --rounds 9 --repeat 21
 """
 
 from __future__ import annotations
@@ -69,15 +75,19 @@ TIMING = {
     "predict_seconds": "predict(*measured, reuse=False) on the same cost model, after the "
                        "calls that compile its kernels: every kernel predicted from "
                        "statistics already measured; the median of --repeat such calls "
-                       "(GPT-3: the median of each depth, summed)",
+                       "(GPT-3: the median of each depth, summed); with --rounds, the median "
+                       "of the rounds' medians",
     "simulate_seconds": "simulate_source 'measured': CPU seconds (time.process_time) of "
                         "compiled.simulate (fast engine) of the predicted configuration, "
                         "in this run, under the fuseflow command's host-heap policy (the "
-                        "median of --simulate-repeat simulations); "
+                        "median of the --rounds simulations, one per round); "
                         "'sweep': points.json's simulate_seconds, wall seconds in the "
                         "published sweep under a load of 3-6 on 2 cores",
     "sweep_simulate_seconds": "points.json's simulate_seconds (wall, published sweep), kept "
                               "for every row",
+    "speedup": "simulate_seconds / predict_seconds; simulated here: the median over the rounds "
+               "of each round's simulation / the median of its --repeat predictions "
+               "(round_speedups: each round's)",
     "extrapolated": "GPT-3: the models of 1 and 2 decoders are built, predicted and simulated; "
                     "every time is the sum over both",
 }
@@ -108,25 +118,21 @@ class _Simulations:
     engine's first simulation in a process loads (or, on a new checkout, compiles) its numba
     kernels, seconds that no later simulation pays."""
 
-    def __init__(self, below: float, repeat: int = 1):
+    def __init__(self, below: float, rounds: int = 1):
         self.below = below
-        self.repeat = max(1, repeat)
+        self.rounds = max(1, rounds)
         self.warm = False
 
     def wanted(self, point: dict) -> bool:
         return point["simulate_seconds"] < self.below
 
     def run(self, compiled, inputs):
-        """``(result, cpu_seconds)`` of the fast engine's simulation (:func:`timed_simulation`):
-        the median of ``repeat`` simulations."""
+        """``(result, cpu_seconds)`` of one fast-engine simulation (:func:`timed_simulation`),
+        after an untimed one if it is the first of the process."""
         if not self.warm:
             timed_simulation(compiled, inputs)
             self.warm = True
-        runs = [timed_simulation(compiled, inputs) for _ in range(self.repeat)]
-        cycles = {int(result.cycles) for result, _ in runs}
-        if len(cycles) != 1:
-            raise SystemExit(f"repeated simulations disagree on cycles: {sorted(cycles)}")
-        return runs[0][0], statistics.median(seconds for _, seconds in runs)
+        return timed_simulation(compiled, inputs)
 
 
 class _Model:
@@ -164,18 +170,34 @@ class _Model:
         first_seconds = _clock() - start
         for _ in range(COMPILE_AFTER):
             model.predict(*self.measured)
-        times = []
-        for _ in range(self.repeat):
-            start = _clock()
-            again = model.predict(*self.measured, reuse=False)
-            times.append(_clock() - start)
-        predict_seconds = statistics.median(times)
+
+        def predictions():
+            times = []
+            for _ in range(self.repeat):
+                start = _clock()
+                again = model.predict(*self.measured, reuse=False)
+                times.append(_clock() - start)
+            return again, statistics.median(times)
+
         out = {"compile_seconds": compile_seconds, "first_predict_seconds": first_seconds,
-               "predict_seconds": predict_seconds, "kernels": len(first.kernels),
-               "tokens": sum(k.tokens for k in again.kernels), "cycles": again.cycles}
-        if simulate is not None:
-            result, out["simulate_seconds"] = simulate.run(compiled, self.inputs)
-            out["simulated_cycles"] = int(result.cycles)
+               "kernels": len(first.kernels)}
+        if simulate is None:
+            again, out["predict_seconds"] = predictions()
+        else:                   # rounds: one simulation, then its predictions
+            rounds, cycles = [], set()
+            for _ in range(simulate.rounds):
+                result, seconds = simulate.run(compiled, self.inputs)
+                cycles.add(int(result.cycles))
+                again, predicted = predictions()
+                rounds.append((seconds, predicted))
+            if len(cycles) != 1:
+                raise SystemExit(f"repeated simulations disagree on cycles: {sorted(cycles)}")
+            out["rounds"] = rounds
+            out["simulate_seconds"] = statistics.median(r[0] for r in rounds)
+            out["predict_seconds"] = statistics.median(r[1] for r in rounds)
+            out["simulated_cycles"] = cycles.pop()
+        out["tokens"] = sum(k.tokens for k in again.kernels)
+        out["cycles"] = again.cycles
         return out
 
 
@@ -209,6 +231,11 @@ def measure_group(app_name: str, dataset: str, points: dict, seed: int,
         row["kernels"] = parts[-1]["kernels"]
         row["first_speedup"] = row["simulate_seconds"] / row["first_predict_seconds"]
         row["speedup"] = row["simulate_seconds"] / row["predict_seconds"]
+        if simulate:            # each round's ratio, the depths' times summed per round
+            row["round_speedups"] = [
+                sum(p["rounds"][r][0] for p in parts) / sum(p["rounds"][r][1] for p in parts)
+                for r in range(simulations.rounds)]
+            row["speedup"] = statistics.median(row["round_speedups"])
         rows.append(row)
         _print_row(row)
     return rows
@@ -244,9 +271,10 @@ def main(argv=None) -> dict:
                         help="simulate again (CPU seconds, this machine) every configuration "
                              "whose sweep simulation took less than SECONDS (default 30; 0: "
                              "use the sweep's times only)")
-    parser.add_argument("--simulate-repeat", type=int, default=1, metavar="N",
-                        help="simulate each configuration simulated again N times; "
-                             "simulate_seconds is their median (default 1)")
+    parser.add_argument("--rounds", type=int, default=1, metavar="N",
+                        help="measure each configuration simulated again in N rounds of one "
+                             "simulation and --repeat predictions; speedup is the median of "
+                             "the rounds' ratios (default 1)")
     parser.add_argument("--merge", type=Path, default=None, metavar="JSON",
                         help="also write the rows of an earlier run's JSON for the points "
                              "this run does not measure (e.g. one left out for memory), "
@@ -257,7 +285,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     heap_policy = use_host_heap_policy() if args.simulate_below > 0 else False
-    simulations = _Simulations(args.simulate_below, args.simulate_repeat)
+    simulations = _Simulations(args.simulate_below, args.rounds)
 
     points = json.loads(args.points.read_text())["points"]
     rows = []
@@ -276,7 +304,7 @@ def main(argv=None) -> dict:
               f">=1000x on {s['at_least_1000x']} of {summary['points']}")
     write_json(args.json, {"timing": TIMING, "points_file": str(args.points.name),
                            "simulate_below": args.simulate_below, "repeat": args.repeat,
-                           "simulate_repeat": args.simulate_repeat,
+                           "rounds": args.rounds,
                            "merged_from": args.merge and args.merge.name,
                            "merged_points": [row["point"] for row in kept],
                            "host_heap_policy": heap_policy,
