@@ -83,7 +83,7 @@ def test_kept_sums_of_fibers_that_cannot_miss_a_key_are_exact():
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([16.0, 300.0, 1433.0, 2708.0]), st.integers(1, 40),
        st.integers(1, 30), st.booleans(), st.integers(0, 2**32 - 1))
-def test_kept_sums_stop_at_negligible_misses_bit_for_bit(J, rows, keys, shuffled, seed):
+def test_kept_sums_skip_negligible_misses_bit_for_bit(J, rows, keys, shuffled, seed):
     """The log-gamma path skips the entries whose bound on the log misses is below
     ``MISSES_NEGLIGIBLE``: the same sums, bit for bit, as evaluating every entry (the
     function run by Python with the cut at −inf), on fractional sizes in any order and keys
