@@ -183,9 +183,12 @@ def accumulator_orders(kernel: KernelExpr, order: tuple[str, ...]) -> list[int]:
     return result
 
 
-def recomputation(kernel: KernelExpr, order: tuple[str, ...]) -> int:
-    """The recomputation measure of ``order`` (rule 1 of the module docstring)."""
-    scopes = _Scopes(kernel)
+def recomputation(kernel: KernelExpr, order: tuple[str, ...],
+                  scopes: _Scopes | None = None) -> int:
+    """The recomputation measure of ``order`` (rule 1 of the module docstring); ``scopes``:
+    the kernel's, when the caller has them (ranking many orders of one kernel)."""
+    if scopes is None:
+        scopes = _Scopes(kernel)
     placed: set[str] = set()
     total = 0
     for v in order:
@@ -208,11 +211,12 @@ def transposed_uses(kernel: KernelExpr, order: tuple[str, ...]) -> int:
                if any(pos[a] > pos[b] for a, b in zip(seq, seq[1:])))
 
 
-def order_cost(kernel: KernelExpr, order: tuple[str, ...]):
-    """The sort key of the default rule (smaller is better)."""
+def order_cost(kernel: KernelExpr, order: tuple[str, ...], scopes: _Scopes | None = None):
+    """The sort key of the default rule (smaller is better); ``scopes`` as
+    :func:`recomputation`'s."""
     accs = accumulator_orders(kernel, order)
-    return (recomputation(kernel, order), transposed_uses(kernel, order), len(accs), sum(accs),
-            tuple(_var_rank(v) for v in order))
+    return (recomputation(kernel, order, scopes), transposed_uses(kernel, order), len(accs),
+            sum(accs), tuple(_var_rank(v) for v in order))
 
 
 def _greedy_order(kernel: KernelExpr) -> tuple[str, ...] | None:
@@ -290,13 +294,15 @@ def _strict(kernel: KernelExpr) -> KernelExpr:
 def _ranked(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
     """:func:`ranked_orders` under ``kernel``'s own constraints (for kernels above
     :data:`EXHAUSTIVE_LIMIT` variables: the search's orders, then the greedy order)."""
+    scopes = _Scopes(kernel)
     if len(kernel.all_vars()) <= EXHAUSTIVE_LIMIT:
-        yield from sorted(legal_orders(kernel), key=lambda o: order_cost(kernel, o))
+        yield from sorted(legal_orders(kernel), key=lambda o: order_cost(kernel, o, scopes))
         return
     searched = _searched_orders(kernel)
     first = next(searched, None)
     greedy = _greedy_order(kernel)
-    ranked = sorted({o for o in (first, greedy) if o}, key=lambda o: order_cost(kernel, o))
+    ranked = sorted({o for o in (first, greedy) if o},
+                    key=lambda o: order_cost(kernel, o, scopes))
     yield from ranked
     yield from (o for o in searched if o not in ranked)
 
