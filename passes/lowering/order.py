@@ -219,9 +219,8 @@ def order_cost(kernel: KernelExpr, order: tuple[str, ...], scopes: _Scopes | Non
             sum(accs), tuple(_var_rank(v) for v in order))
 
 
-def _greedy_order(kernel: KernelExpr) -> tuple[str, ...] | None:
+def _greedy_order(kernel: KernelExpr, scopes: _Scopes) -> tuple[str, ...] | None:
     preds = _predecessors(kernel)
-    scopes = _Scopes(kernel)
     placed: list[str] = []
     remaining = list(kernel.all_vars())
     while remaining:
@@ -235,10 +234,9 @@ def _greedy_order(kernel: KernelExpr) -> tuple[str, ...] | None:
     return tuple(placed)
 
 
-def _searched_orders(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
+def _searched_orders(kernel: KernelExpr, scopes: _Scopes) -> Iterator[tuple[str, ...]]:
     """Complete orders in best-first order, least recomputation first (see the module doc)."""
     preds = _predecessors(kernel)
-    scopes = _Scopes(kernel)
     all_vars = kernel.all_vars()
     pushed = 0
     heap = [(0, 0, 0, ())]
@@ -298,9 +296,9 @@ def _ranked(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
     if len(kernel.all_vars()) <= EXHAUSTIVE_LIMIT:
         yield from sorted(legal_orders(kernel), key=lambda o: order_cost(kernel, o, scopes))
         return
-    searched = _searched_orders(kernel)
+    searched = _searched_orders(kernel, scopes)
     first = next(searched, None)
-    greedy = _greedy_order(kernel)
+    greedy = _greedy_order(kernel, scopes)
     ranked = sorted({o for o in (first, greedy) if o},
                     key=lambda o: order_cost(kernel, o, scopes))
     yield from ranked

@@ -117,10 +117,8 @@ def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
                         p[c] = p[c] * (rest * inv) if rest >= 1.0 else 0.0
             _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
         return
-    # A key's log misses are concave in the size from 0 at size 0, so below their slope
-    # there, ψ(top) − ψ(J + 1) < slope[c] (ln x − 1/x < ψ(x) < ln x − 1/(2x)): sizes with
-    # d · slope[c] below MISSES_NEGLIGIBLE keep the key with probability exactly 1.0, as
-    # evaluating them would.
+    # slope[c] > ψ(top) − ψ(J + 1) (ln x − 1/x < ψ(x) < ln x − 1/(2x)): entries with
+    # d · slope[c] below MISSES_NEGLIGIBLE are not evaluated (see there).
     lg_top, slope = np.empty(C), np.empty(C)
     below = math.log(J + 1.0) - 1.0 / (J + 1.0)
     for c in range(C):
