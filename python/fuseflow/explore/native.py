@@ -119,21 +119,28 @@ def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
         return
     # slope[c] > ψ(top) − ψ(J + 1) (ln x − 1/x < ψ(x) < ln x − 1/(2x)): entries with
     # d · slope[c] below MISSES_NEGLIGIBLE are not evaluated (see there).
+    # A row whose entries are all skipped (d times the flattest slope below the bound: a
+    # large fiber) is p = 0 without its log-gamma.
     lg_top, slope = np.empty(C), np.empty(C)
     below = math.log(J + 1.0) - 1.0 / (J + 1.0)
+    flattest = -np.inf
     for c in range(C):
         lg_top[c] = math.lgamma(top[c])
         slope[c] = math.log(top[c]) - 0.5 / top[c] - below
+        flattest = max(flattest, slope[c])
     lg_J = math.lgamma(J + 1.0)
     p = np.empty(C)
     for i in range(D):
         if d[i] == 0.0:                            # misses every key: nothing kept
             continue
-        row = math.lgamma(J - d[i] + 1.0) - lg_J
-        for c in range(C):
-            rest = top[c] - d[i]
-            p[c] = math.exp(lg_top[c] - log_gamma(rest) + row) \
-                if rest >= 1.0 and d[i] * slope[c] >= MISSES_NEGLIGIBLE else 0.0
+        if d[i] * flattest < MISSES_NEGLIGIBLE:
+            p[:] = 0.0
+        else:
+            row = math.lgamma(J - d[i] + 1.0) - lg_J
+            for c in range(C):
+                rest = top[c] - d[i]
+                p[c] = math.exp(lg_top[c] - log_gamma(rest) + row) \
+                    if rest >= 1.0 and d[i] * slope[c] >= MISSES_NEGLIGIBLE else 0.0
         _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
 
 
