@@ -101,28 +101,49 @@ def legal_orders(kernel: KernelExpr) -> Iterator[tuple[str, ...]]:
 
 class _Scopes:
     """Which reductions enclose which variables (for the recomputation measure), and the
-    per-variable facts the order search asks about at every step, precomputed."""
+    per-variable facts the order search asks about at every step, precomputed.
+
+    Sets of variables are bit masks (``bit[v]``; :meth:`mask` of several): the search
+    asks these questions of every state it expands (the placed set a mask too), and an
+    integer ``&`` answers a subset or intersection test without building a set."""
 
     def __init__(self, kernel: KernelExpr):
-        self.reduces = kernel.reduces()
+        self.reduces = reduces = kernel.reduces()
+        self.dense_sequences = _dense_sequences(kernel)
+        self.rank = {v: _var_rank(v) for v in kernel.all_vars()}
+        self.bit: dict[str, int] = {}
+        for v in kernel.all_vars():
+            self.bit[v] = 1 << len(self.bit)
         self.enclosing: dict[int, set[str]] = {}   # rid -> variables of enclosing scopes
-        self.own: dict[int, set[str]] = {r.rid: set(r.vars) | set(r.free) for r in self.reduces}
+        self.own: dict[int, set[str]] = {r.rid: set(r.vars) | set(r.free) for r in reduces}
         self.inner: dict[int, set[str]] = {}       # rid -> own and nested bound variables
         for root in kernel.roots:
             self._walk(root.expr, set(root.out_vars))
-        self.bound = {r.rid: frozenset(r.vars) for r in self.reduces}
-        # Variables whose placement repeats a reduction not yet started: enclosing, not own.
-        self.outside = {r.rid: frozenset(self.enclosing[r.rid] - self.own[r.rid])
-                        for r in self.reduces}
-        self.frees_bound_by: dict[str, list[frozenset]] = {}   # v -> free sets of its reductions
-        for r in self.reduces:
+        mask = self.mask
+        # Per reduction: its bound variables, its own, the variables whose placement
+        # repeats it before it starts (enclosing, not own) and its own and nested bound.
+        self.reductions = [(mask(r.vars), mask(self.own[r.rid]),
+                            mask(self.enclosing[r.rid] - self.own[r.rid]),
+                            mask(self.inner[r.rid])) for r in reduces]
+        self.frees_bound_by: dict[str, list[int]] = {}   # v -> free sets of its reductions
+        for r in reduces:
             for v in set(r.vars):
-                self.frees_bound_by.setdefault(v, []).append(frozenset(r.free))
-        self.dense_prefixes: dict[str, list[frozenset]] = {}   # v -> vars before it in dense uses
-        for seq in _dense_sequences(kernel):
+                self.frees_bound_by.setdefault(v, []).append(mask(r.free))
+        self.dense_prefixes: dict[str, list[int]] = {}   # v -> vars before it in dense uses
+        for seq in self.dense_sequences:
             for v in dict.fromkeys(seq):
-                before = frozenset(seq[:seq.index(v)])
-                self.dense_prefixes.setdefault(v, []).append(before)
+                self.dense_prefixes.setdefault(v, []).append(mask(seq[:seq.index(v)]))
+        self.var_of = {b: v for v, b in self.bit.items()}
+
+    def mask(self, variables) -> int:
+        """The bit mask of ``variables`` (a variable seen first gets the next bit)."""
+        m = 0
+        for v in variables:
+            b = self.bit.get(v)
+            if b is None:
+                b = self.bit[v] = 1 << len(self.bit)
+            m |= b
+        return m
 
     def _walk(self, expr, outer: set[str]) -> set[str]:
         """Records scopes below ``expr``; returns the variables bound inside it."""
@@ -135,47 +156,67 @@ class _Scopes:
             return set().union(*(self._walk(a, outer) for a in expr.args))
         return set()
 
-    def recompute_increments(self, ready, placed) -> dict[str, int]:
+    def recompute_increments(self, ready, placed: int) -> dict[str, int]:
         """:meth:`recompute_increment` of every variable of ``ready`` (one pass over the
-        reductions)."""
+        reductions); ``placed`` a mask."""
         counts = dict.fromkeys(ready, 0)
-        ready_set = set(ready)
-        for r in self.reduces:
-            if not (placed & self.bound[r.rid]):
-                hits = self.outside[r.rid] & ready_set
-            elif not self.own[r.rid] <= placed:
-                hits = ready_set - self.inner[r.rid]
+        bit, var_of = self.bit, self.var_of
+        ready_mask = 0
+        for v in ready:
+            ready_mask |= bit[v]
+        for bound, own, outside, inner in self.reductions:
+            if not placed & bound:
+                hits = outside & ready_mask
+            elif own & ~placed:
+                hits = ready_mask & ~inner
             else:
                 continue
-            for v in hits:
-                counts[v] += 1
+            while hits:
+                low = hits & -hits
+                counts[var_of[low]] += 1
+                hits ^= low
         return counts
 
-    def recompute_increment(self, v: str, placed) -> int:
-        """Reductions that placing ``v`` (after ``placed``) would repeat: not yet started ones
-        enclosed by ``v``, and started, unfinished ones ``v`` is foreign to."""
-        return self.recompute_increments((v,), placed)[v]
+    def recompute_increment(self, v: str, placed: int) -> int:
+        """Reductions that placing ``v`` (after the mask ``placed``) would repeat: not yet
+        started ones enclosed by ``v``, and started, unfinished ones ``v`` is foreign to
+        (:meth:`recompute_increments` of ``v`` alone)."""
+        b = self.bit[v]
+        n = 0
+        for bound, own, outside, inner in self.reductions:
+            if not placed & bound:
+                if outside & b:
+                    n += 1
+            elif own & ~placed and not inner & b:
+                n += 1
+        return n
 
-    def accumulator_increment(self, v: str, placed) -> int:
-        """Free variables, not yet placed, of the reductions ``v`` binds."""
-        return sum(len(free - placed) for free in self.frees_bound_by.get(v, ()))
-
-    def transpose_increment(self, v: str, placed) -> int:
-        """Dense uses and results that placing ``v`` now would visit out of storage order."""
-        return sum(1 for before in self.dense_prefixes.get(v, ()) if not before <= placed)
-
-    def step_keys(self, ready, placed) -> list[tuple]:
-        """The search's sort key of placing each variable of ``ready`` after ``placed``."""
+    def step_keys(self, ready, placed: int) -> list[tuple]:
+        """The search's sort key of placing each variable of ``ready`` after the mask
+        ``placed``: the reductions it repeats (:meth:`recompute_increments`), the dense
+        uses and results it visits out of storage order (a variable before it not placed),
+        and the free variables, not placed, of the reductions it binds."""
         recompute = self.recompute_increments(ready, placed)
-        return [(recompute[v], self.transpose_increment(v, placed),
-                 self.accumulator_increment(v, placed), _var_rank(v), v) for v in ready]
+        dense, frees, rank = self.dense_prefixes, self.frees_bound_by, self.rank
+        keys = []
+        for v in ready:
+            transpose = accumulator = 0
+            for before in dense.get(v, ()):
+                if before & ~placed:
+                    transpose += 1
+            for free in frees.get(v, ()):
+                accumulator += (free & ~placed).bit_count()
+            keys.append((recompute[v], transpose, accumulator, rank[v], v))
+        return keys
 
 
-def accumulator_orders(kernel: KernelExpr, order: tuple[str, ...]) -> list[int]:
-    """For each bound variable with free variables of its reduction below it: how many."""
+def accumulator_orders(kernel: KernelExpr, order: tuple[str, ...],
+                       scopes: _Scopes | None = None) -> list[int]:
+    """For each bound variable with free variables of its reduction below it: how many
+    (``scopes``: the kernel's, their reductions instead of collecting them again)."""
     pos = {v: i for i, v in enumerate(order)}
     result = []
-    for r in kernel.reduces():
+    for r in (scopes.reduces if scopes is not None else kernel.reduces()):
         for b in r.vars:
             below = sum(1 for f in r.free if pos[f] > pos[b])
             if below:
@@ -189,11 +230,11 @@ def recomputation(kernel: KernelExpr, order: tuple[str, ...],
     the kernel's, when the caller has them (ranking many orders of one kernel)."""
     if scopes is None:
         scopes = _Scopes(kernel)
-    placed: set[str] = set()
+    placed = 0
     total = 0
     for v in order:
         total += scopes.recompute_increment(v, placed)
-        placed.add(v)
+        placed |= scopes.bit[v]
     return total
 
 
@@ -204,57 +245,64 @@ def _dense_sequences(kernel: KernelExpr) -> list[tuple[str, ...]]:
         [r.out_vars for r in kernel.roots if r.dense]
 
 
-def transposed_uses(kernel: KernelExpr, order: tuple[str, ...]) -> int:
-    """How many dense uses and results ``order`` visits out of storage order (rule 2)."""
+def transposed_uses(kernel: KernelExpr, order: tuple[str, ...],
+                    scopes: _Scopes | None = None) -> int:
+    """How many dense uses and results ``order`` visits out of storage order (rule 2;
+    ``scopes``: the kernel's, their dense sequences)."""
     pos = {v: i for i, v in enumerate(order)}
-    return sum(1 for seq in _dense_sequences(kernel)
+    sequences = scopes.dense_sequences if scopes is not None else _dense_sequences(kernel)
+    return sum(1 for seq in sequences
                if any(pos[a] > pos[b] for a, b in zip(seq, seq[1:])))
 
 
 def order_cost(kernel: KernelExpr, order: tuple[str, ...], scopes: _Scopes | None = None):
     """The sort key of the default rule (smaller is better); ``scopes`` as
     :func:`recomputation`'s."""
-    accs = accumulator_orders(kernel, order)
-    return (recomputation(kernel, order, scopes), transposed_uses(kernel, order), len(accs),
-            sum(accs), tuple(_var_rank(v) for v in order))
+    if scopes is None:
+        scopes = _Scopes(kernel)
+    accs = accumulator_orders(kernel, order, scopes)
+    return (recomputation(kernel, order, scopes), transposed_uses(kernel, order, scopes),
+            len(accs), sum(accs), tuple(scopes.rank[v] for v in order))
 
 
 def _greedy_order(kernel: KernelExpr, scopes: _Scopes) -> tuple[str, ...] | None:
-    preds = _predecessors(kernel)
+    preds = {v: scopes.mask(p) for v, p in _predecessors(kernel).items()}
     placed: list[str] = []
+    done = 0
     remaining = list(kernel.all_vars())
     while remaining:
-        done = frozenset(placed)
-        ready = [v for v in remaining if preds[v] <= done]
+        ready = [v for v in remaining if not preds[v] & ~done]
         if not ready:
             return None
         best = min(scopes.step_keys(ready, done), key=lambda k: k[:4])[4]
         placed.append(best)
+        done |= scopes.bit[best]
         remaining.remove(best)
     return tuple(placed)
 
 
 def _searched_orders(kernel: KernelExpr, scopes: _Scopes) -> Iterator[tuple[str, ...]]:
     """Complete orders in best-first order, least recomputation first (see the module doc)."""
-    preds = _predecessors(kernel)
+    bit = scopes.bit
+    preds = {v: scopes.mask(p) for v, p in _predecessors(kernel).items()}
     all_vars = kernel.all_vars()
     pushed = 0
-    heap = [(0, 0, 0, ())]
-    seen: set[frozenset] = set()
+    heap = [(0, 0, 0, (), 0)]                   # ..., the prefix and its mask
+    seen: set[int] = set()
     while heap:
-        cost, _, _, prefix = heapq.heappop(heap)
+        cost, _, _, prefix, placed = heapq.heappop(heap)
         if len(prefix) == len(all_vars):
             yield prefix
             continue
-        placed = frozenset(prefix)
         if placed in seen or pushed >= SEARCH_BUDGET:
             continue
         seen.add(placed)
-        ready = [v for v in all_vars if v not in placed and preds[v] <= placed]
+        ready = [v for v in all_vars if not placed & bit[v] and not preds[v] & ~placed]
         keyed = sorted(scopes.step_keys(ready, placed))
         for step, _, _, _, v in keyed:       # preferred candidates pop first among equals
             pushed += 1
-            heapq.heappush(heap, (cost + step, -len(prefix) - 1, pushed, prefix + (v,)))
+            heapq.heappush(heap, (cost + step, -len(prefix) - 1, pushed, prefix + (v,),
+                                  placed | bit[v]))
 
 
 def ranked_orders(kernel: KernelExpr, first: int = 16) -> Iterator[tuple[str, ...]]:
