@@ -6,6 +6,8 @@ from fuseflow import mlir
 from fuseflow.dialects.builders import CapacityError
 from fuseflow.dialects.types import UnsupportedTypeError
 from fuseflow.errors import FuseFlowError
+from fuseflow.explore.costmodel import CostModelError
+from fuseflow.explore.sweep import ClusterError
 from fuseflow.frontend import FrontendError
 from fuseflow.grouping import GroupingError
 from fuseflow.layout import LayoutError, apply
@@ -24,7 +26,7 @@ CLASSES = {
     GroupingError: ValueError, PipelineError: ValueError, LoaderError: ValueError,
     LayoutError: RuntimeError, ExecutionError: RuntimeError, PassFailure: None,
     LoweringError: None, SimulationError: None, StreamError: None, DeadlockError: None,
-    UsageError: None,
+    UsageError: None, CostModelError: ValueError, ClusterError: RuntimeError,
 }
 
 

@@ -30,6 +30,8 @@ class                       module                            raised for
 ``DeadlockError``           ``fuseflow.sim.tokens``           blocks that cannot progress
 ``UsageError``              ``fuseflow.tools.opt``            a bad command line
 ``ArgumentError``           ``fuseflow.errors``               a public API argument
+``CostModelError``          ``fuseflow.explore.costmodel``    a module or input to predict
+``ClusterError``            ``fuseflow.explore.sweep``        a Dask cluster not started
 ==========================  ================================  ==============================
 
 :func:`check_choice` is the one validator of enumerated settings: its :class:`ChoiceError`

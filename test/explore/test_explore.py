@@ -200,3 +200,39 @@ def test_points_that_share_kernels_simulate_them_once(tmp_path):
     for name in named:
         direct = fuseflow.compile(model, inputs, plan.schedule(name), plan=plan).simulate(*inputs)
         assert simulated[name]["cycles"] == direct.cycles
+
+
+def test_explore_without_a_cache_simulates_every_point_and_keeps_nothing(tmp_path):
+    """``cache=None`` (the default): points are simulated on Dask, none read from or written
+    to disk, and no kernel cache is used."""
+    app = APPLICATIONS["sae"]
+    model, inputs = app.build("tiny")
+    plan = app.plan(model)
+    before = set(Path.cwd().iterdir())
+    found = fuseflow.explore(model, inputs, plan, top=1, orders=1, workers=1)
+    assert found.counters["simulated"] == len(found.points) > 0
+    assert found.counters["cached"] == 0 and found.counters["kernels_cached"] == 0
+    assert all(p["simulated"]["matches"] for p in found.points)
+    assert set(Path.cwd().iterdir()) == before
+
+
+NO_MAIN_GUARD = """
+import fuseflow
+from fuseflow.apps import APPLICATIONS
+app = APPLICATIONS["sae"]
+model, inputs = app.build("tiny")
+fuseflow.explore(model, inputs, app.plan(model), top=1, orders=1, workers=1)
+"""
+
+
+def test_a_script_without_a_main_guard_is_told_how_to_call_explore(tmp_path):
+    """Dask's worker processes import the calling script first: a script that calls explore
+    at its top level cannot start them, and is told so (not just that a nanny failed)."""
+    script = tmp_path / "explore_me.py"
+    script.write_text(NO_MAIN_GUARD)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=600, cwd=tmp_path)
+    assert run.returncode != 0
+    assert "ClusterError" in run.stderr
+    assert 'if __name__ == "__main__":' in run.stderr
+    assert "simulate=False" in run.stderr

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
+from fuseflow.errors import FuseFlowError
 from fuseflow.explore.compiled import _TOTALS
 from fuseflow.explore.kernel import (
     cost_table,
@@ -37,7 +38,7 @@ from fuseflow.sim.formats import FiberTree, TensorFormat
 from fuseflow.sim.loader import input_formats, load_graph, tensor_format
 
 
-class CostModelError(ValueError):
+class CostModelError(FuseFlowError, ValueError):
     """A module or input the cost model cannot handle; names the op or input."""
 
 

@@ -366,6 +366,10 @@ def _text_digest(text: str) -> str:
 
 
 class _NoCache:
+    """No point cache (``explore(cache=None)``): nothing read or kept, no kernel cache."""
+
+    root = None
+
     def get(self, key):
         return None
 

@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from fuseflow.errors import FuseFlowError
+
 log = logging.getLogger(__name__)
 
 
@@ -256,9 +258,23 @@ def connect(scheduler: str | None = None, workers: int | None = None):
 
     if scheduler:
         return Client(scheduler)
-    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                           processes=True, dashboard_address=None)
+    n = workers or os.cpu_count() or 1
+    try:
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+    except Exception as err:        # Dask's own (a nanny that failed to start), explained
+        raise ClusterError(
+            f"could not start a local Dask cluster of {n} worker process(es) "
+            f"({type(err).__name__}: {err}). Its workers are new Python processes that import "
+            "the calling script's main module first: call fuseflow.explore from under "
+            "`if __name__ == \"__main__\":`, or pass scheduler=\"tcp://host:port\" (an "
+            "existing cluster) or simulate=False (predict with the cost model, no "
+            "workers)") from err
     return Client(cluster)
+
+
+class ClusterError(FuseFlowError, RuntimeError):
+    """The Dask cluster that simulates an exploration's points could not be started."""
 
 
 def simulate_points(points: list[Point], payload: Payload, keys: list[str], cache: PointCache,
@@ -268,7 +284,7 @@ def simulate_points(points: list[Point], payload: Payload, keys: list[str], cach
     and cached as they finish. ``progress(name, cached)`` is called per finished point.
     Returns the results and counters (``cached``, ``simulated``, ``cached_points``; and
     ``kernels``, ``kernels_cached``: the simulated points' kernels, and those read from the
-    kernel cache beside ``cache``)."""
+    kernel cache beside ``cache``, none when its ``root`` is None)."""
     results: dict[str, dict] = {}
     todo = []
     cached_points = []
@@ -291,7 +307,8 @@ def simulate_points(points: list[Point], payload: Payload, keys: list[str], cach
     client = connect(scheduler, workers)
     try:
         shared = client.scatter(blob, broadcast=True)
-        kernels = str(Path(cache.root) / KERNEL_CACHE)
+        # the kernel cache beside the point cache; none without one
+        kernels = str(Path(cache.root) / KERNEL_CACHE) if cache.root is not None else None
         futures = {client.submit(simulate_point, token, shared, point, arch, kernels,
                                  key=f"simulate-{key[:16]}", pure=False): (point, key)
                    for point, key in todo}

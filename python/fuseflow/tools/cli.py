@@ -24,6 +24,7 @@ import argparse
 import sys
 import warnings
 
+from fuseflow.errors import FuseFlowError
 from fuseflow.reproduce import command as reproduce_cmd
 from fuseflow.tools import explore_cmd, orders_cmd, plot, run_cmd, sweep_cmd
 from fuseflow.tools.console import configure_logging, make_console
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=FutureWarning)
     try:
         return args.func(args)
-    except (KeyError, ValueError, OSError) as err:
+    except (FuseFlowError, KeyError, ValueError, OSError) as err:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         errors.print(f"fuseflow: error: {message}", markup=False, soft_wrap=True)
         return 2
