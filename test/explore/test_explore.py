@@ -178,6 +178,15 @@ def test_explore_predict_only_ranks_points_by_the_cost_model(tmp_path):
     assert all(p["simulated"]["source"] == "cost model" for p in found.points)
     by_name = {p["name"]: p["simulated"]["cycles"] for p in found.points}
     assert by_name["searched-1"] <= min(by_name[n] for n in ("unfused", "partial", "full"))
+    # print(found): the ranked table, then the best point's kernels, as plain text
+    text = str(found).splitlines()
+    assert text[0].split() == ["rank", "point", "kernels", "lanes", "cycles", "vs", "best",
+                               "predicted", "vs", "PyTorch", "cached"]
+    assert [line.split()[1] for line in text[1:5]] == [p["name"] for p in found.points]
+    best = found.best
+    assert text[5] == f"best: {best['name']} with {len(best['fusion'])} kernels"
+    assert all(text[6 + i].startswith(f"  [{', '.join(group)}]")
+               for i, group in enumerate(best["fusion"]))
     compiled = fuseflow.compile(model, inputs, plan.schedule("partial"), plan=plan)
     direct = CostModel(compiled).predict(
         *[Measured(FiberTree.from_torch(t.detach())) for t in inputs]).cycles
@@ -236,3 +245,22 @@ def test_a_script_without_a_main_guard_is_told_how_to_call_explore(tmp_path):
     assert "ClusterError" in run.stderr
     assert 'if __name__ == "__main__":' in run.stderr
     assert "simulate=False" in run.stderr
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"top": -1}, "top (fastest predicted solutions to simulate) must be an int >= 0, got -1"),
+    ({"orders": 0}, "orders (legal orders evaluated per candidate group) must be an int >= 1"),
+    ({"max_units": 0}, "max_units must be an int >= 1, got 0"),
+    ({"workers": 0}, "workers must be an int >= 1, got 0"),
+    ({"arch": "small"}, "arch must be a fuseflow.Arch or None, got str"),
+    ({"lanes": (0,)}, "lanes must be counts >= 1"),
+])
+def test_explore_rejects_bad_arguments_naming_them(kwargs, message):
+    """Before searching anything: a negative ``top`` would slice the ranking from the end and
+    ``orders=0`` would find no point at all, silently."""
+    from fuseflow.errors import ArgumentError
+
+    app = APPLICATIONS["gcn"]
+    model, inputs = app.build("tiny")
+    with pytest.raises(ArgumentError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        fuseflow.explore(model, inputs, app.plan(model), simulate=False, **kwargs)

@@ -119,8 +119,36 @@ class Exploration:
                           for c in self.front],
                 "search": self.search, "counters": self.counters}
 
+    COLUMNS = ("rank", "point", "kernels", "lanes", "cycles", "vs best", "predicted",
+               "vs PyTorch", "cached")
+    """The ranked table's columns (:meth:`rows`)."""
+    NUMERIC = frozenset({"rank", "lanes", "cycles", "vs best", "predicted"})
+    """Its columns of numbers (right-aligned)."""
+
+    def __str__(self) -> str:
+        """The ranked table, the best point's kernels and the speed-up over the fastest
+        named configuration, as plain text (what ``fuseflow explore`` prints)."""
+        rows = [list(self.COLUMNS)] + self.rows()
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self.COLUMNS))]
+        numeric = [name in self.NUMERIC for name in self.COLUMNS]
+        lines = ["  ".join(cell.rjust(w) if right else cell.ljust(w)
+                           for cell, w, right in zip(r, widths, numeric)).rstrip()
+                 for r in rows]
+        if self.points:
+            best = self.best
+            lines.append(f"best: {best['name']}" + (
+                "" if isinstance(best["fusion"], str) else f" with {len(best['fusion'])} "
+                "kernels"))
+            lines += [f"  {line}" for line in kernel_lines(best)]
+            if best.get("reassociated"):
+                lines.append(f"  reassociated: {'; '.join(best['reassociated'])}")
+        vs = self.named_speedup()
+        if vs is not None:
+            lines.append(f"vs the fastest named configuration ({vs[0]}): {vs[1]:.2f}x")
+        return "\n".join(lines)
+
     def rows(self) -> list[list[str]]:
-        """The ranked table's rows."""
+        """The ranked table's rows (:attr:`COLUMNS`)."""
         out = []
         base = self.points[0]["simulated"].get("cycles") if self.points else None
         for rank, p in enumerate(self.points, 1):
@@ -258,7 +286,17 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
     nothing cached; each result says ``source: cost model``).
     """
     import fuseflow
+    from fuseflow.errors import check_int
+    from fuseflow.sim.arch import Arch
 
+    check_int(top, "top (fastest predicted solutions to simulate)", 0)
+    check_int(orders, "orders (legal orders evaluated per candidate group)", 1)
+    for name, value in (("max_units", max_units), ("max_span", max_span),
+                        ("workers", workers)):
+        if value is not None:
+            check_int(value, name, 1)
+    if arch is not None:
+        Arch.of(arch)
     started = time.perf_counter()
     if formats is None:
         formats = plan.formats() if hasattr(plan, "formats") else {}
@@ -363,6 +401,29 @@ def _text_digest(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+
+def kernel_lines(point: dict) -> list[str]:
+    """One line per kernel of a searched point: its units, order, lanes and tiles (a named
+    configuration's point: none)."""
+    from fuseflow.grouping import kernel_label
+
+    if isinstance(point["fusion"], str):
+        return []
+    lines = []
+    for i, group in enumerate(point["fusion"]):
+        name = kernel_label(i, tuple(group))
+        order = point.get("orders", {}).get(name)
+        forks = point.get("parallel", {}).get(name)
+        block = point.get("blocks", {}).get(name)
+        extra = [",".join(order)] if order else []
+        if forks:
+            extra.append(" ".join(f"{v}:{f} lanes" for v, f in forks))
+        if block:
+            extra.append("tiles " + "x".join(map(str, block)))
+        lines.append(f"[{', '.join(group)}]" + (f"  ({'; '.join(extra)})" if extra else ""))
+    return lines
 
 
 class _NoCache:

@@ -76,6 +76,7 @@ def cmd_explore(args) -> int:
     from fuseflow.errors import ArgumentError
     from fuseflow.explore import explore
     from fuseflow.explore.axes import block_shapes, lane_factors
+    from fuseflow.explore.explorer import kernel_lines
 
     try:
         lanes, blocks = lane_factors(args.lanes), block_shapes(args.blocks)
@@ -114,9 +115,7 @@ def cmd_explore(args) -> int:
     found.plot(args.output / "pareto.png")
     what = "points predicted by the cost model" if args.predict_only else "simulated points"
     out.print(tty.table(f"fuseflow explore {app.name} ({args.preset}): {what}, fastest first",
-                        ["rank", "point", "kernels", "lanes", "cycles", "vs best",
-                         "predicted", "vs PyTorch", "cached"], found.rows(),
-                        right={"rank", "lanes", "cycles", "vs best", "predicted"}))
+                        list(found.COLUMNS), found.rows(), right=found.NUMERIC))
     best = found.best
     c = found.counters
     out.print(f"best: {best['name']} with {len(best['fusion'])} kernels"
@@ -139,21 +138,3 @@ def cmd_explore(args) -> int:
     sys.stdout.flush()
     return 0
 
-
-def kernel_lines(point: dict) -> list[str]:
-    """One line per kernel of a searched point: its units, order, lanes and tiles."""
-    from fuseflow.grouping import kernel_label
-
-    lines = []
-    for i, group in enumerate(point["fusion"]):
-        name = kernel_label(i, tuple(group))
-        order = point.get("orders", {}).get(name)
-        forks = point.get("parallel", {}).get(name)
-        block = point.get("blocks", {}).get(name)
-        extra = [",".join(order)] if order else []
-        if forks:
-            extra.append(" ".join(f"{v}:{f} lanes" for v, f in forks))
-        if block:
-            extra.append("tiles " + "x".join(map(str, block)))
-        lines.append(f"[{', '.join(group)}]" + (f"  ({'; '.join(extra)})" if extra else ""))
-    return lines
