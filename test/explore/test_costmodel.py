@@ -174,6 +174,26 @@ def test_density_inputs_and_errors():
         predict(compiled, "A", Density(1.0))
 
 
+@pytest.mark.parametrize("name", ["spmm", "spmm_csc"])
+def test_inputs_of_another_shape_are_named_not_predicted(name):
+    """Data or statistics of a shape the compiled model does not take: a CostModelError
+    naming the input and both shapes (not numpy's mismatch deep inside the measurement, nor
+    a prediction for the wrong tensor); the right shape in any format predicts."""
+    kernel, compiled = _compile(name)
+    a, b = kernel.inputs(0.5, scale=2)
+    model = CostModel(compiled)
+    assert model.predict(a.to_dense(), b).cycles > 0
+    first, second = compiled.input_names
+    wrong = torch.zeros(b.shape[0] + 1, b.shape[1])
+    with pytest.raises(CostModelError, match=rf"input '{second}' has shape \({wrong.shape[0]}, "
+                       rf"{wrong.shape[1]}\); the compiled model takes \({b.shape[0]}, "):
+        model.predict(a, wrong)
+    stats = TensorStats.measure(FiberTree.from_dense(torch.ones(3, 3).numpy()),
+                                TensorFormat.dense((3, 3)))
+    with pytest.raises(CostModelError, match=rf"input '{first}' has shape \(3, 3\)"):
+        model.predict(stats, b)
+
+
 def test_compiled_predictions_detail_their_own_inputs():
     """Tests that a compiled kernel's blocks, walked when first read (one detail function per
     kernel of a CostModel), are the reference walk's on the inputs of that prediction."""

@@ -211,6 +211,7 @@ class CostModel:
                                      "cost model needs a module lowered with fuseflow-to-dataflow")
         self._slots = len(slot)
         self._arguments = len(entry.arguments)
+        self._shapes = [tensor_format(arg.type).shape for arg in entry.arguments]
 
     def predict(self, *inputs, reuse: bool = True, reference: bool = False) -> Prediction:
         """Predicts every kernel of the model on ``inputs`` (the forward's inputs; parameters
@@ -237,6 +238,8 @@ class CostModel:
                     elif src is bound[0]:       # the same Measured source: its statistics
                         stats.append(bound[1])
                     else:
+                        if a < self._arguments:
+                            self._check_shape(a, src)
                         known = src.stats(fmt)
                         stats.append(known)
                         # Measured statistics are kept per format: the same objects next time.
@@ -268,11 +271,25 @@ class CostModel:
                 src = env[a]
                 # An estimated source is a new wrapper per call: its statistics decide.
                 key = src if produced or not isinstance(src, _Estimated) else src.known
+                if a < self._arguments and last[0] is not key:
+                    self._check_shape(a, src)
                 if not (reuse and not reference and last[0] is key):
                     last[0], last[1] = key, layout_stats(
                         op, fmt, _Estimated(src) if produced else src, model, derived)
                 env[r] = last[1]
         return Prediction(kernels)
+
+
+    def _check_shape(self, a: int, src) -> None:
+        """A CostModelError naming argument ``a`` when ``src`` (data or statistics) has
+        another shape than the compiled model's (a density has none)."""
+        fmt = src.tree.fmt if isinstance(src, Measured) else \
+            src.known.fmt if isinstance(src, _Estimated) else None
+        if fmt is not None and tuple(fmt.shape) != tuple(self._shapes[a]):
+            names = self.input_names + [f"parameter {i}" for i in range(len(self.params))]
+            what = f"input '{names[a]}'" if a < len(self.input_names) else names[a]
+            raise CostModelError(f"{what} has shape {tuple(fmt.shape)}; the compiled model "
+                                 f"takes {tuple(self._shapes[a])}")
 
 
 def _results(op, slot: dict) -> list[int]:
