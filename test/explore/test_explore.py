@@ -264,3 +264,26 @@ def test_explore_rejects_bad_arguments_naming_them(kwargs, message):
     model, inputs = app.build("tiny")
     with pytest.raises(ArgumentError, match=message.replace("(", r"\(").replace(")", r"\)")):
         fuseflow.explore(model, inputs, app.plan(model), simulate=False, **kwargs)
+
+
+def test_points_that_do_not_compile_are_reported_and_the_rest_ranked():
+    """GCN with a BSR adjacency: its tiled kernels are searched (a tile shape a kernel cannot
+    take is left out of the search), but the named partial and full configurations fuse a
+    ReLU and a softmax into the tiled aggregation, which the lowering does not support yet.
+    Those points fail with the compiler's error, as a failed simulation does; the others
+    are predicted and ranked."""
+    app = APPLICATIONS["gcn"]
+    model, inputs = app.build("tiny")
+    found = fuseflow.explore(model, inputs, app.plan(model), top=2, orders=1,
+                             formats={"adjacency": "bsr:2"}, blocks=((), (2, 2)),
+                             simulate=False)
+    failed = dict(found.failures())
+    assert set(failed) == {"partial", "full"}
+    assert all(error.startswith("CompileError: ") and "not supported yet" in error
+               for error in failed.values())
+    assert found.counters["failed"] == 2
+    assert found.counters["predicted"] == len(found.points) - 2
+    assert found.best["name"] == "searched-1" and found.best["simulated"]["cycles"] > 0
+    assert any(found.best["blocks"].values())       # the best tiles some kernel
+    table = str(found)
+    assert "failed: partial: CompileError" in table and "failed: full: CompileError" in table

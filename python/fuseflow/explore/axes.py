@@ -78,9 +78,13 @@ class KernelContext:
     """Order -> its forkable variables (asked once)."""
 
     def plan(self, choice: Choice):
-        """The plan of ``choice``'s order and block (forks are applied by the prediction)."""
+        """The plan of ``choice``'s order and block (forks are applied by the prediction);
+        the LoweringError of a block the kernel cannot be tiled with is raised."""
         if choice.block:
-            return self.analysis.attempt(choice.order, choice.block)
+            plan = self.analysis.attempt(choice.order, choice.block)
+            if isinstance(plan, Exception):
+                raise plan
+            return plan
         return self.plans[choice.order]
 
     def forkable(self, order: tuple[str, ...]) -> tuple[str, ...]:

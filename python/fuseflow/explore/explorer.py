@@ -25,6 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from fuseflow.errors import FuseFlowError
 from fuseflow.explore.axes import block_shapes, default_axes, lane_factors
 from fuseflow.explore.costmodel import MeasuredCache, source
 from fuseflow.explore.evaluate import OBJECTIVES, Cost, KernelEvaluator, Option, pareto
@@ -145,7 +146,14 @@ class Exploration:
         vs = self.named_speedup()
         if vs is not None:
             lines.append(f"vs the fastest named configuration ({vs[0]}): {vs[1]:.2f}x")
+        lines += [f"failed: {name}: {error}" for name, error in self.failures()]
         return "\n".join(lines)
+
+    def failures(self) -> list[tuple[str, str]]:
+        """``(point, error)`` of every point that could not be simulated or predicted (the
+        compiler's or simulator's error; the table says ``failed``)."""
+        return [(p["name"], p["simulated"]["error"]) for p in self.points
+                if "error" in p["simulated"]]
 
     def rows(self) -> list[list[str]]:
         """The ranked table's rows (:attr:`COLUMNS`)."""
@@ -157,7 +165,8 @@ class Exploration:
             pred = p.get("predicted", {}).get("cycles")
             out.append([str(rank), p["name"], str(len(p["fusion"])) if not isinstance(
                 p["fusion"], str) else p["fusion"], str(point_lanes(p)),
-                f"{cycles:,.0f}" if cycles is not None else sim.get("error", "?"),
+                f"{cycles:,.0f}" if cycles is not None else "failed" if "error" in sim
+                else "?",
                 f"{cycles / base:.2f}x" if cycles and base else "",
                 f"{pred:,.0f}" if pred is not None else "",
                 {True: "ok", False: "WRONG"}.get(sim.get("matches"), ""),
@@ -336,10 +345,15 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
         cache = MeasuredCache()
         results = {}
         for p in points:
-            results[p.name] = predict_point(program, payload, p, arch, measured, cache)
+            try:
+                results[p.name] = predict_point(program, payload, p, arch, measured, cache)
+            except FuseFlowError as err:      # reported, not fatal, as a failed simulation
+                log.warning("point %s failed: %s", p.name, err)
+                results[p.name] = {"error": f"{type(err).__name__}: {err}"}
             if progress:
                 progress(p.name, False)
-        counters = {"cached": 0, "simulated": 0, "predicted": len(points),
+        failed = sum("error" in r for r in results.values())
+        counters = {"cached": 0, "simulated": 0, "predicted": len(points) - failed,
                     "cached_points": []}
     rows = []
     for point in points:
@@ -349,6 +363,7 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
             row["predicted"] = dict(zip(OBJECTIVES, predicted[point.name].as_tuple()))
         rows.append(row)
     rows.sort(key=lambda r: r["simulated"].get("cycles", float("inf")))
+    counters["failed"] = sum("error" in r["simulated"] for r in rows)
     counters.update(search_cached=saved is not None, search_seconds=searched - started,
                     total_seconds=time.perf_counter() - started)
     return Exploration(front, rows, {"variants": stats}, counters)

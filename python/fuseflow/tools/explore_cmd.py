@@ -53,7 +53,7 @@ def register(commands) -> None:
                         help="tile shapes for kernels with blocked (BSR) operands, e.g. "
                         "0,16 (0: scalar values; default 0)")
     parser.add_argument("--formats", default=None, metavar="NAME=FMT,...",
-                        help="declared input formats besides the plan's, e.g. adj=bsr:4")
+                        help="declared input formats besides the plan's, e.g. adjacency=bsr:2")
     parser.add_argument("--max-units", type=int, default=None,
                         help="largest candidate kernel, in units (default: no bound)")
     parser.add_argument("--no-reassociate", action="store_true",
@@ -128,8 +128,10 @@ def cmd_explore(args) -> int:
     vs = found.named_speedup()
     if vs is not None:
         out.print(f"vs the fastest named configuration ({vs[0]}): {vs[1]:.2f}x")
+    for name, error in found.failures():
+        out.print(f"failed: {name}: {error}", markup=False)
     out.print(f"points: {c['simulated']} simulated, {c['cached']} cached, "
-              f"{c.get('predicted', 0)} predicted only; search "
+              f"{c.get('predicted', 0)} predicted only, {c['failed']} failed; search "
               f"{c['search_seconds']:.1f} s, total {c['total_seconds']:.1f} s")
     if c.get("kernels"):
         out.print(f"kernels of the simulated points: {c['kernels_cached']} of {c['kernels']} "
