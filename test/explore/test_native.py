@@ -66,18 +66,42 @@ def test_kept_sums_equal_the_miss_matrix(J, rows, keys, whole_draws, whole_count
 
 
 def test_kept_sums_of_fibers_that_cannot_miss_a_key_are_exact():
-    """A key every coordinate holds (q = 1), or fibers larger than the coordinates without
-    the key (``rest < 1``), is kept with probability 1 on both paths; integral sizes take
-    the product, fractional ones the log-gammas."""
+    """A key every coordinate holds (q = 1), or fibers at least one larger than the
+    coordinates without the key (``rest <= 0``), is kept with probability 1 on both paths;
+    integral sizes take the product, fractional ones the log-gammas."""
     J = 10.0
     q = np.array([1.0, 0.5, 0.0])
-    for d in (np.array([0.0, 3.0, 6.0, 10.0]), np.array([0.5, 3.5, 6.5, 9.5])):
+    for d in (np.array([0.0, 3.0, 6.0, 10.0]), np.array([0.0, 3.5, 6.5, 9.5])):
         by_key, per_fiber = np.empty(3), np.empty(4)
         native.kept_sums(np.ones(4), d, q, np.zeros(0, dtype=np.intp), J, by_key, per_fiber)
         kept = 1.0 - joins.misses(d, q, J)
         assert by_key[0] == (d > 0).sum() and by_key[2] == 0.0
         np.testing.assert_allclose(per_fiber, kept.sum(axis=1), rtol=1e-12, atol=1e-13)
         assert per_fiber[-1] == pytest.approx(2.0)  # 10 or 9.5 of 10 hold the q = .5 key
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 40), st.data())
+def test_a_key_of_fewer_holders_than_a_whole_one_is_missed_as_their_mixture(J, data):
+    """Between ``J − d`` and ``J − d + 1`` holders (a fractional mean ``n``), the misses of a
+    fiber of ``d`` of the ``J`` coordinates are the mixture of the two whole counts with
+    that mean, ``C(J − n, d) / C(J, d)`` at each (where the continued formula would say 0:
+    every fiber covering its level would hold a key of a tenth of a holder), on both
+    paths."""
+    d = data.draw(st.integers(1, J))
+    f = data.draw(st.floats(0.01, 0.99))
+    low = J - d                                   # holders of the whole count below
+    n = low + f
+    q = np.array([n / J, 0.0, 1.0])
+    expected = ((1.0 - f) * math.comb(J - low, d) + f * math.comb(J - low - 1, d)) \
+        / math.comb(J, d)
+    misses = joins.misses(np.array([float(d)]), q, float(J))[0]
+    assert misses[0] == pytest.approx(expected, rel=1e-9, abs=1e-15)
+    assert misses[1] == pytest.approx(1.0) and misses[2] == 0.0
+    by_key, per_fiber = np.empty(3), np.empty(1)
+    native.kept_sums(np.ones(1), np.array([float(d)]), q, np.zeros(0, dtype=np.intp),
+                     float(J), by_key, per_fiber)
+    assert by_key[0] == pytest.approx(1.0 - expected, rel=1e-9, abs=1e-12)
 
 
 @settings(max_examples=60, deadline=None)
@@ -133,21 +157,25 @@ def test_log_misses_lie_below_their_slope_at_size_zero(J, q, size):
 @pytest.mark.parametrize("J", [16.0, 2708.0])
 def test_kept_sums_product_equals_a_step_by_step_product(J):
     """The product of integral sizes skips the ``rest >= 1`` test while every key passes it
-    and stops once none does: the same as multiplying every step with the test (the same
-    products; the sums over keys to their rounding), on keys all far below the population,
-    all held by every coordinate (q = 1) and mixed."""
+    and stops once every ``rest <= 0``: the same as multiplying every step with the test
+    (``rest / C(J, step)`` below 1, ``joins._few_holders_missed``; the same products, the
+    sums over keys to their rounding), on keys all far below the population, all held by
+    every coordinate (q = 1) and mixed."""
     rng = np.random.default_rng(int(J))
     d = np.array([0.0, 1.0, 2.0, 5.0, 9.0, 16.0])
     for q in (rng.random(40) * 0.3, np.ones(40), np.append(rng.random(39), 1.0)):
         w = rng.random(len(d))
         top = (J + 1.0) - q * J
         want_key, want_fiber = np.zeros(len(q)), np.zeros(len(d))
-        p, step = np.ones(len(q)), 0
+        p, step, few = np.ones(len(q)), 0, 1.0
         for i in range(len(d)):                 # d ascending
             while step < d[i]:
                 step += 1
                 rest = top - step
-                p = np.where(rest >= 1.0, p * (rest * (1.0 / (J + 1.0 - step))), 0.0)
+                inv = 1.0 / (J + 1.0 - step)
+                few *= step * inv               # 1 / C(J, step)
+                p = np.where(rest >= 1.0, p * (rest * inv),
+                             np.where(rest > 0.0, rest * few, 0.0))
             want_key += w[i] * (1.0 - p)
             want_fiber[i] = (1.0 - p).sum()
         by_key, per_fiber = np.empty(len(q)), np.empty(len(d))

@@ -276,27 +276,5 @@ def forked_plan(plan, parallel, physical: int | None = None):
                            name=plan.name, order=plan.order)
 
 
-def tile_costs(plan, costs: dict, arch) -> dict:
-    """``costs`` (block kind -> (latency, interval)) with each kind's latency and interval the
-    largest :class:`~fuseflow.sim.arch.TileCosts` of its tile blocks in ``plan``."""
-    from fuseflow.dialects.primitives import primitive
-    from fuseflow.passes.lowering.builder import Stream, kind_tile
-
-    out = dict(costs)
-    for op in plan.ops:
-        kind = primitive(op.name).kind
-        ins = tuple(kind_tile(v.kind) if isinstance(v, Stream) else () for v in op.operands)
-        outs = tuple(kind_tile(k) for k in op.results)
-        attrs = {"tiles": (ins, outs), **dict(op.attrs)}
-        tiled = arch.tile.cost(kind, attrs)
-        if tiled is None:
-            continue
-        latency, interval = tiled
-        base = out[kind]
-        out[kind] = (max(base[0], latency), max(base[1], interval if interval is not None
-                                                else base[1]))
-    return out
-
-
 __all__ = ["Axis", "Blocks", "Choice", "KernelContext", "Lanes", "Orders", "block_shapes",
-           "choices", "default_axes", "forked_plan", "lane_factors", "tile_costs"]
+           "choices", "default_axes", "forked_plan", "lane_factors"]

@@ -26,6 +26,7 @@ from fuseflow.explore.compiled import _TOTALS
 from fuseflow.explore.kernel import (
     cost_table,
     detail_walk,
+    graph_costs,
     predict_graph,
     ready_program,
     topological,
@@ -200,7 +201,8 @@ class CostModel:
                 # inputs' formats equal the graph's, so it is the same at every prediction),
                 # its function and the reference walk of its blocks (detail_walk).
                 self._steps.append(("graph", graph, topological(graph), formats, plan,
-                                    results, [None, None, None], [None, None]))
+                                    results, [None, None, None], [None, None],
+                                    graph_costs(graph, self._costs, self.arch)))
             elif op.name in LAYOUT_OPS:
                 args = [read(list(op.operands)[0], op)]
                 fmt = intern(tensor_format(op.results[0].type))
@@ -225,11 +227,10 @@ class CostModel:
                                  f"got {len(inputs)}")
         env = values + [None] * (self._slots - len(values))
         kernels = []
-        costs = self._costs
         compiled = KernelPrediction.compiled
         for step in self._steps:
             if step[0] == "graph":
-                _, graph, order, formats, plan, results, program, last = step
+                _, graph, order, formats, plan, results, program, last, costs = step
                 stats = []
                 for a, fmt, produced, bound in plan:
                     src = env[a]

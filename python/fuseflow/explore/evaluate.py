@@ -31,10 +31,9 @@ from fuseflow.explore.axes import (
     choices,
     default_axes,
     forked_plan,
-    tile_costs,
 )
 from fuseflow.explore.costmodel import Density, Measured, _Estimated, layout_stats, source
-from fuseflow.explore.kernel import cost_table, predict_graph, topological
+from fuseflow.explore.kernel import cost_table, graph_costs, predict_graph, topological
 from fuseflow.explore.plangraph import graph_input_types, plan_graph
 from fuseflow.explore.stats import TensorStats
 from fuseflow.frontend import NODE_ATTR, declare_formats, tag_groups
@@ -358,7 +357,7 @@ class KernelEvaluator:
             arch = self.arch or Arch()
             shaped = forked_plan(plan, parallel, arch.lanes) if parallel else plan
             graph = plan_graph(shaped, types)
-            costs = tile_costs(plan, self._costs, arch) if block else self._costs
+            costs = graph_costs(graph, self._costs, arch)
             self._plans[key] = (graph, topological(graph), costs)
         graph, order, costs = self._plans[key]
         stats = self._graph_stats(op, plan, env)

@@ -59,7 +59,8 @@ def misses(draws: np.ndarray, q: np.ndarray, population: float) -> np.ndarray:
     population`` of them hold (``0 <= q <= 1``): the hypergeometric ``C(J − n_c, d) / C(J,
     d)`` (the coordinates of a fiber are drawn without replacement; the binomial
     ``(1 − q)^d`` is its limit for ``J ≫ d`` and undercounts the keys of fibers that cover
-    much of their level)."""
+    much of their level); for ``n_c`` between ``J − d`` and ``J − d + 1``, where it falls
+    to 0, the mixture of the two whole counts (:func:`_few_holders_missed`)."""
     d = np.asarray(draws, dtype=float)
     J = float(population)
     most = float(d.max()) if d.size else 0.0
@@ -87,11 +88,27 @@ def _misses_drawn(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
 def misses_gamma(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
     """:func:`misses` of the fiber sizes ``d`` for ``top = J − n_c + 1`` (``J >= max(d,
     1)``), each log-gamma by ``scipy.special.gammaln``."""
-    rest = top - d[:, None]                               # C(J-n, d) = 0 when rest < 1
+    rest = top - d[:, None]
     log = (gammaln(top) - gammaln(np.maximum(rest, 1.0))) \
         + (gammaln(J - d + 1.0) - math.lgamma(J + 1.0))[:, None]
     out = np.exp(log)
-    out[rest < 1.0] = 0.0
+    return _few_holders_missed(out, rest, d, J)
+
+
+def _few_holders_missed(out: np.ndarray, rest: np.ndarray, d, J: float) -> np.ndarray:
+    """``out`` with the entries of ``rest = J − n_c + 1 − d < 1`` set: a fiber of ``d`` of
+    the ``J`` coordinates misses a key held by more than ``J − d`` of them never, by exactly
+    ``J − d`` with probability ``1 / C(J, d)``. A fractional ``n_c`` (a mean) between the
+    two is their mixture with that mean: ``(1 − (n_c − (J − d))) / C(J, d) = rest / C(J,
+    d)``, 0 from ``rest <= 0`` (``C(J − n, d)`` itself, continued past ``n = J − d``, would
+    say 0 for every ``n_c > J − d``: a key held by a tenth of a coordinate on average would
+    be in every fiber that covers its level)."""
+    few = rest < 1.0
+    if few.any():
+        d = np.asarray(d, dtype=float)
+        inv_binom = np.exp(gammaln(d + 1.0) + gammaln(J - d + 1.0) - math.lgamma(J + 1.0))
+        share = np.maximum(rest, 0.0) * (inv_binom[:, None] if inv_binom.ndim else inv_binom)
+        out[few] = share[few]
     return out
 
 
@@ -121,7 +138,7 @@ def misses_series(d: np.ndarray, top: np.ndarray, J: float) -> np.ndarray:
     log += (gammaln(J - d + 1.0) - math.lgamma(J + 1.0) - d - _HALF_LOG_2PI)[:, None]
     out = np.exp(log, out=log)
     if least < 1.0:
-        out[rest < 1.0] = 0.0
+        _few_holders_missed(out, rest, d, J)
     return out
 
 
@@ -185,8 +202,7 @@ def _misses_one(d: float, q: np.ndarray, J: float) -> np.ndarray:
     rest = top - d
     out = np.exp(gammaln(top) - gammaln(np.maximum(rest, 1.0))
                  + (math.lgamma(J - d + 1.0) - math.lgamma(J + 1.0)))
-    out[rest < 1.0] = 0.0
-    return out
+    return _few_holders_missed(out, rest, d, J)
 
 
 _sum = np.add.reduce

@@ -47,6 +47,25 @@ def cost_table(arch: Arch) -> dict[str, tuple[int, int]]:
             for kind in BLOCK_KINDS}
 
 
+def graph_costs(graph: BlockGraph, costs: dict, arch: Arch) -> dict:
+    """``costs`` with each block kind's latency and interval raised to the largest tile costs
+    of its blocks in ``graph`` (``arch.tile``, on the loader's ``tiles``: the simulator's
+    per-block :meth:`~fuseflow.sim.arch.Arch.block_cost`, kept here as one pair per kind);
+    ``costs`` itself when no block works on tiles."""
+    out = None
+    for block in graph.blocks:
+        tiled = arch.tile.cost(block.kind, block.attrs)
+        if tiled is None:
+            continue
+        if out is None:
+            out = dict(costs)
+        latency, interval = tiled
+        base = out[block.kind]
+        out[block.kind] = (max(base[0], latency),
+                           max(base[1], interval if interval is not None else base[1]))
+    return costs if out is None else out
+
+
 _DEFAULT_COSTS: dict | None = None
 
 

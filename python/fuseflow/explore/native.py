@@ -90,57 +90,68 @@ def kept_sums(weights, d, q, counts, J, by_key, per_fiber):
     for c in range(C):
         top[c] = (J + 1.0) - q[c] * J
     if integral and maxd <= PRODUCT_STEPS * D:
-        # p[c]: the misses of fiber size `step` (0 where rest = top - size < 1, as joins).
+        # p[c]: the misses of fiber size `step`; where rest = top - size < 1, rest / C(J,
+        # size) (joins._few_holders_missed; `few` is 1 / C(J, step)), 0 once rest <= 0.
         # rest falls with the step: while the least top keeps it >= 1 no key needs the
-        # test (a loop without it, twice as fast); once the largest does not, every p is
-        # 0 from then on, as the loop would set it.
+        # test (a loop without it, twice as fast); once the largest is <= 0, every p is 0
+        # from then on, as the loop would set it.
         lo, hi = np.inf, -np.inf
         for c in range(C):
             lo, hi = min(lo, top[c]), max(hi, top[c])
         p = np.ones(C)
         step = 0
+        few = 1.0
         for i in _ascending(d):
             while step < d[i]:
                 step += 1
                 j = float(step)
-                if hi - j < 1.0:
+                if hi - j <= 0.0:
                     p[:] = 0.0
                     step = int(maxd) + 1
                     break
                 inv = 1.0 / (J + 1.0 - j)
+                few *= j * inv
                 if lo - j >= 1.0:
                     for c in range(C):
                         p[c] = p[c] * ((top[c] - j) * inv)
                 else:
                     for c in range(C):
                         rest = top[c] - j
-                        p[c] = p[c] * (rest * inv) if rest >= 1.0 else 0.0
+                        p[c] = p[c] * (rest * inv) if rest >= 1.0 else \
+                            rest * few if rest > 0.0 else 0.0
             _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
         return
     # slope[c] > ψ(top) − ψ(J + 1) (ln x − 1/x < ψ(x) < ln x − 1/(2x)): entries with
     # d · slope[c] below MISSES_NEGLIGIBLE are not evaluated (see there).
     # A row whose entries are all skipped (d times the flattest slope below the bound: a
-    # large fiber) is p = 0 without its log-gamma.
+    # large fiber) and that has no entry of rest < 1 is p = 0 without its log-gamma.
+    # Entries of rest < 1 are rest / C(J, d) (joins._few_holders_missed).
     lg_top, slope = np.empty(C), np.empty(C)
     below = math.log(J + 1.0) - 1.0 / (J + 1.0)
     flattest = -np.inf
+    lo = np.inf
     for c in range(C):
         lg_top[c] = math.lgamma(top[c])
         slope[c] = math.log(top[c]) - 0.5 / top[c] - below
         flattest = max(flattest, slope[c])
+        lo = min(lo, top[c])
     lg_J = math.lgamma(J + 1.0)
     p = np.empty(C)
     for i in range(D):
         if d[i] == 0.0:                            # misses every key: nothing kept
             continue
-        if d[i] * flattest < MISSES_NEGLIGIBLE:
+        if d[i] * flattest < MISSES_NEGLIGIBLE and lo - d[i] >= 1.0:
             p[:] = 0.0
         else:
             row = math.lgamma(J - d[i] + 1.0) - lg_J
+            few = math.exp(math.lgamma(d[i] + 1.0) + row) if lo - d[i] < 1.0 else 0.0
             for c in range(C):
                 rest = top[c] - d[i]
-                p[c] = math.exp(lg_top[c] - log_gamma(rest) + row) \
-                    if rest >= 1.0 and d[i] * slope[c] >= MISSES_NEGLIGIBLE else 0.0
+                if rest >= 1.0:
+                    p[c] = math.exp(lg_top[c] - log_gamma(rest) + row) \
+                        if d[i] * slope[c] >= MISSES_NEGLIGIBLE else 0.0
+                else:
+                    p[c] = rest * few if rest > 0.0 else 0.0
         _add_row(weights[i], p, counts, ones, by_key, per_fiber, i)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from fuseflow.dialects.naming import stable_names
 from fuseflow.dialects.primitives import primitive
 from fuseflow.dialects.types import storage_levels
-from fuseflow.passes.lowering.builder import Stream, TensorArg
+from fuseflow.passes.lowering.builder import Stream, TensorArg, kind_tile
 from fuseflow.sim.graph import Block, BlockGraph
 from fuseflow.sim.loader import joiner_ports, tensor_format
 
@@ -74,6 +74,12 @@ def plan_graph(plan, input_types) -> BlockGraph:
             inputs, outputs = joiner_ports(attrs, inputs, outputs)
         elif kind in ("fork", "join"):
             attrs["lanes"] = max(len(inputs), len(outputs))
+        # value streams of tiles, as the loader's _tile_view
+        tiles_in = tuple(kind_tile(v.kind) for v in op.operands
+                         if isinstance(v, Stream) and v.kind.startswith("val"))
+        tiles_out = tuple(kind_tile(k) for k in op.results if k.startswith("val"))
+        if any(tiles_in) or any(tiles_out):
+            attrs["tiles"] = (tiles_in, tiles_out)
         if name in taken_names:
             name = f"{name}_{index}"
         taken_names.add(name)
