@@ -352,6 +352,9 @@ def _compile(graph: BlockGraph, order: list[Block], costs: dict, formats: list,
         counters: dict[str, object] = {}
         outs, steps, burst = _emit(block, ins, code, counters, written, formats, stats_level,
                                    attr, graph, ctx)
+        for c, factor in rules.tile_factors(block).items():    # as rules.apply
+            if c in counters:
+                counters[c] = code.mul(counters[c], factor)
         steps_of[block.name] = steps
         block_burst[block.name] = burst
         if block.kind == "spacc":       # KernelPrediction.buffer_bytes

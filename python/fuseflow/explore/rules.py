@@ -789,9 +789,42 @@ RULES = {
 
 def apply(block: Block, ins: list[Profile],
           ctx: RuleContext) -> tuple[list[Profile], BlockPrediction]:
-    """Runs ``block``'s rule: its output profiles and its prediction (steps and counters;
-    ``tokens_out`` filled from the output profiles)."""
+    """Runs ``block``'s rule: its output profiles and its prediction (steps and counters,
+    scaled by :func:`tile_factors`; ``tokens_out`` filled from the output profiles)."""
     out = BlockPrediction(block.name, block.kind)
     outs = RULES[block.kind](block, ins, ctx, out)
+    for counter, factor in tile_factors(block).items():
+        setattr(out, counter, getattr(out, counter) * factor)
     out.tokens_out = {ch: tokens(p) for ch, p in zip(block.outputs, outs)}
     return outs, out
+
+
+def tile_factors(block: Block) -> dict[str, float]:
+    """Per counter, the elements each token the rule counts stands for when ``block``'s
+    values are tiles (the loader's ``tiles``; the simulator counts elements): a value load
+    reads its tile, a value writer writes it, an accumulator or a reduction adds it, an ALU
+    does :func:`~fuseflow.sim.blocks.tiles.product_ops` per step (result elements times
+    contracted indices). Empty for scalar values."""
+    tiles = block.attrs.get("tiles")
+    if not tiles:
+        return {}
+    ins, outs = tiles
+
+    def elements(shape) -> float:
+        return float(math.prod(shape)) if shape else 1.0
+
+    kind = block.kind
+    if kind == "array":
+        return {"val_reads": elements(outs[0] if outs else ())}
+    if kind == "alu":
+        from fuseflow.dialects.tiles import TileSpec
+        from fuseflow.sim.blocks.tiles import product_ops
+
+        spec = block.attrs.get("tile")
+        spec = TileSpec.parse(spec, len(ins)) if spec else None
+        return {"ops": float(product_ops(spec, ins, outs[0] if outs else ()))}
+    if kind in ("spacc", "reduce"):
+        return {"ops": elements(next((t for t in ins if t), ()))}
+    if kind == "value_write":
+        return {"val_writes": elements(ins[0] if ins else ())}
+    return {}
