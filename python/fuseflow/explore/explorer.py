@@ -25,7 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from fuseflow.errors import FuseFlowError
+from fuseflow.errors import FuseFlowError, check_int
 from fuseflow.explore.axes import block_shapes, default_axes, lane_factors
 from fuseflow.explore.costmodel import MeasuredCache, source
 from fuseflow.explore.evaluate import OBJECTIVES, Cost, KernelEvaluator, Option, pareto
@@ -295,7 +295,6 @@ def explore(model, inputs, plan=None, *, arch=None, top: int = 5, configurations
     nothing cached; each result says ``source: cost model``).
     """
     import fuseflow
-    from fuseflow.errors import check_int
     from fuseflow.sim.arch import Arch
 
     check_int(top, "top (fastest predicted solutions to simulate)", 0)
@@ -416,7 +415,6 @@ def _text_digest(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()
-
 
 
 def kernel_lines(point: dict) -> list[str]:
