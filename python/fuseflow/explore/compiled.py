@@ -877,11 +877,12 @@ def _emit_spacc(block, ins, code: _Code, counters):
         levels.append(level)
         parent = level
     z = values[-1].nonzero
-    if isinstance(draws, float) and not draws:
+    per_key = code.div0(code.data(values[-1]), levels[-1].items)     # as rules._spacc
+    if isinstance(per_key, float) and not per_key:
         merged = z
     else:
-        merged = code.let(f"-math.expm1({code.lit(draws)} * math.log1p(-"
-                          f"{_min(code.lit(z), '0.999999999999')})) if {code.lit(draws)} "
+        merged = code.let(f"-math.expm1({code.lit(per_key)} * math.log1p(-"
+                          f"{_min(code.lit(z), '0.999999999999')})) if {code.lit(per_key)} "
                           f"else {code.lit(z)}")
     head = values[:r]
     burst = code.max(code.div(code.tokens(levels[-1]), code.max(reduced.stops, 1.0)), 1.0)

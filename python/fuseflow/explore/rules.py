@@ -330,8 +330,10 @@ def _spacc(block, ins, ctx, out):
         level = parent.child(keys, empty, size=crd.size, hist=hist, sizes=sizes)
         levels.append(level)
         parent = level
+    # A key's value merges the values that land on it: values in per key out on average.
     z = values[-1].nonzero
-    merged = -math.expm1(draws * math.log1p(-min(z, 1.0 - 1e-12))) if draws else z
+    per_key = values[-1].data / levels[-1].items if levels[-1].items else 0.0
+    merged = -math.expm1(per_key * math.log1p(-min(z, 1.0 - 1e-12))) if per_key else z
     head = values[:r]
     # One flush per reduced fiber, sent at once; its consumer then needs a step per token.
     out.burst = max(levels[-1].tokens / max(reduced.stops, 1.0), 1.0)
