@@ -280,17 +280,16 @@ class CostModel:
                 env[r] = last[1]
         return Prediction(kernels)
 
-
     def _check_shape(self, a: int, src) -> None:
-        """A CostModelError naming argument ``a`` when ``src`` (data or statistics) has
-        another shape than the compiled model's (a density has none)."""
+        """A CostModelError naming argument ``a`` (``input_names`` names the parameters
+        too) when ``src`` (data or statistics) has another shape than the compiled model's
+        (a density has none)."""
         fmt = src.tree.fmt if isinstance(src, Measured) else \
             src.known.fmt if isinstance(src, _Estimated) else None
         if fmt is not None and tuple(fmt.shape) != tuple(self._shapes[a]):
-            names = self.input_names + [f"parameter {i}" for i in range(len(self.params))]
-            what = f"input '{names[a]}'" if a < len(self.input_names) else names[a]
-            raise CostModelError(f"{what} has shape {tuple(fmt.shape)}; the compiled model "
-                                 f"takes {tuple(self._shapes[a])}")
+            raise CostModelError(f"input '{self.input_names[a]}' has shape "
+                                 f"{tuple(fmt.shape)}; the compiled model takes "
+                                 f"{tuple(self._shapes[a])}")
 
 
 def _results(op, slot: dict) -> list[int]:

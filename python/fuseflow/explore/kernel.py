@@ -54,15 +54,13 @@ def graph_costs(graph: BlockGraph, costs: dict, arch: Arch) -> dict:
     ``costs`` itself when no block works on tiles."""
     out = None
     for block in graph.blocks:
-        tiled = arch.tile.cost(block.kind, block.attrs)
-        if tiled is None:
+        if not block.attrs.get("tiles"):
             continue
         if out is None:
             out = dict(costs)
-        latency, interval = tiled
+        cost = arch.block_cost(block.kind, block.attrs)
         base = out[block.kind]
-        out[block.kind] = (max(base[0], latency),
-                           max(base[1], interval if interval is not None else base[1]))
+        out[block.kind] = (max(base[0], cost.latency), max(base[1], cost.initiation_interval))
     return costs if out is None else out
 
 
